@@ -1,0 +1,1 @@
+"""marshmallow schemas: intents per game, HTTP requests and responses."""

@@ -1,0 +1,1 @@
+"""Quarterdeck: hosting turn-based board games to tournament standard."""

@@ -1,0 +1,1 @@
+"""The rules engines.  Pure Python: this package imports nothing else of ours."""

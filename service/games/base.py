@@ -1,0 +1,171 @@
+"""The one engine interface every Quarterdeck game implements.
+
+A rules engine is pure Python: no Flask, psycopg, redis or rq, no clock and no
+global random.  Randomness comes only from the :class:`~service.games.rng.Rng`
+the platform passes to ``setup`` and ``decide``, and every random outcome is
+written into the event it caused, so ``evolve`` never draws.
+
+Vocabulary
+----------
+* A **command** is what a seat asks for: a frozen dataclass named in the
+  imperative (``PlaceSub``), with a wire name in ``type`` (``"place_sub"``).
+  On the wire it is the JSON object ``{"type": "place_sub", ...fields}``.
+* An **event** is what happened: :class:`Event` with a past-tense ``type``
+  (``"SubPlaced"``) and JSON-compatible ``data``.
+* The **state** is a plain JSON-compatible dict (str keys, lists, ints, strs,
+  bools, None; no tuples, no floats).  That makes it cheap to copy and
+  trivially serialisable for snapshots and time travel.
+
+Contract (checked for every engine by ``tests/property/test_conformance.py``)
+---------------------------------------------------------------------------
+* ``fold(setup(...))`` gives the opening state; ``evolve`` applies one event.
+  ``evolve`` MAY update the state in place and MUST return it; it must never
+  keep references to the event's data (copy lists/dicts it stores).
+* ``decide`` never mutates the state it is given.  It returns every event the
+  command causes, including automatic follow-ups (forfeited actions, market
+  resolution, upkeep draws...), so that after the events are folded either the
+  game is over or every seat in ``to_act`` has at least one legal command.
+* ``decide`` accepts exactly the commands ``legal`` lists for that seat and
+  refuses anything else with :class:`RuleViolation`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import marshal
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from service.games.rng import Rng
+
+#: The organiser's viewer sentinel: sees everything.
+ADMIN = "admin"
+
+#: A viewer is a seat index, ``None`` for a spectator, or :data:`ADMIN`.
+Viewer = int | str | None
+
+State = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened in a game.  ``data`` is JSON-compatible and
+    must be treated as immutable once the event exists."""
+
+    type: str
+    data: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "data": self.data}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Event:
+        return cls(obj["type"], obj["data"])
+
+
+@dataclass(frozen=True)
+class Command:
+    """Base of every command.  Subclasses are frozen dataclasses whose fields
+    are JSON scalars, lists of scalars or dicts of scalars, and set ``type``."""
+
+    type: ClassVar[str] = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        for f in dataclasses.fields(self):
+            out[f.name] = getattr(self, f.name)
+        return out
+
+
+class RuleViolation(Exception):
+    """A command the rules refuse.  ``code`` is stable and machine-readable
+    (``not_your_turn``, ``insufficient_funds``...); ``message`` is a sentence
+    a player understands, naming the rule and why."""
+
+    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}
+
+
+class Engine(Protocol):
+    """What the platform needs from a game.  One instance per rules version."""
+
+    #: API name, e.g. ``"nautilus-industries"``.
+    name: str
+    #: Rules-engine version recorded in every game created with it.
+    version: str
+    min_players: int
+    max_players: int
+    #: wire name -> command class, for every command this game knows.
+    commands: dict[str, type[Command]]
+
+    def setup(self, players: int, options: dict[str, Any], rng: Rng) -> list[Event]:
+        """Opening events.  The first one creates the state from ``None``.
+        Raises :class:`RuleViolation` (``invalid_options``,
+        ``invalid_player_count``) for a game that cannot be set up."""
+        ...
+
+    def evolve(self, state: State | None, event: Event) -> State: ...
+
+    def legal(self, state: State, seat: int) -> list[Command]:
+        """Every command ``seat`` may send now; ``[]`` if it is not to act."""
+        ...
+
+    def decide(self, state: State, seat: int, command: Command, rng: Rng) -> list[Event]: ...
+
+    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+        """What ``viewer`` may see.  Hidden information never appears."""
+        ...
+
+    def redact_event(self, event: Event, viewer: Viewer) -> Event:
+        """The event as ``viewer`` may see it while the game runs (the events
+        feed and the intent answer).  Return ``event`` itself when nothing in
+        it is hidden from ``viewer``."""
+        ...
+
+    def to_act(self, state: State) -> list[int]: ...
+
+    def result(self, state: State) -> dict[str, Any] | None:
+        """``None`` while the game runs; at the end::
+
+            {"scores": {"0": 57, ...},          # seat (as str) -> final score
+             "ranks": {"0": 1, ...},            # 1 = best; tied seats share a rank
+             "ranking": [0, 2, 1],              # seats, best first
+             "breakdown": {"0": {...}, ...},    # each scoring category of the rulebook
+             "tiebreak": "..."}                 # which rulebook tie-break decided, if any
+        """
+        ...
+
+    def check_invariants(self, state: State) -> None:
+        """Raise ``AssertionError`` if a game invariant is broken: components
+        conserved, no negative money or counts, and so on."""
+        ...
+
+
+def fold(engine: Engine, events: list[Event], state: State | None = None) -> State:
+    """Apply ``events`` in order, starting from ``state`` (or from nothing)."""
+    for event in events:
+        state = engine.evolve(state, event)
+    assert state is not None, "fold of no events"
+    return state
+
+
+def clone_state(state: State) -> State:
+    """A deep copy of a JSON-compatible state.  ``marshal`` is several times
+    faster than ``copy.deepcopy`` or a JSON round trip for plain data."""
+    return marshal.loads(marshal.dumps(state))
+
+
+def ranks_from_scores(keys: dict[int, tuple]) -> tuple[list[int], dict[str, int]]:
+    """Competition ranking (1, 1, 3...) from per-seat sort keys, higher is
+    better.  Seats with equal keys share a rank."""
+    order = sorted(keys, key=lambda s: (tuple(-k for k in keys[s]), s))
+    ranks: dict[str, int] = {}
+    for i, seat in enumerate(order):
+        if i and keys[seat] == keys[order[i - 1]]:
+            ranks[str(seat)] = ranks[str(order[i - 1])]
+        else:
+            ranks[str(seat)] = i + 1
+    return order, ranks
