@@ -36,8 +36,6 @@ def load_intent(game: str, data: Any) -> Command:
     kind = data.get("type")
     table = schemas_for(game)
     if not isinstance(kind, str) or kind not in table:
-        raise ValidationError(
-            {"type": [f"unknown intent type; this game knows: {', '.join(sorted(table))}"]}
-        )
+        raise ValidationError({"type": [f"unknown intent type; this game knows: {', '.join(sorted(table))}"]})
     body = {k: v for k, v in data.items() if k != "type"}
     return table[kind].load(body)

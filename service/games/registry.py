@@ -39,7 +39,7 @@ def names() -> list[str]:
     for name in _MODULES:
         try:
             _load(name)
-        except ImportError:
+        except (ImportError, AttributeError):
             continue
         out.append(name)
     return out
@@ -55,7 +55,5 @@ def get(name: str, version: str | None = None) -> Engine:
     except ImportError as exc:  # pragma: no cover - only while an engine is missing
         raise UnknownGame(name) from exc
     if version is not None and engine.version != version:
-        raise RulesVersionUnavailable(
-            f"game was created with {name} rules {version}; this server has {engine.version}"
-        )
+        raise RulesVersionUnavailable(f"game was created with {name} rules {version}; this server has {engine.version}")
     return engine

@@ -1,0 +1,1 @@
+"""Read models in Redis, folded from the event store by RQ workers."""

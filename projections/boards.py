@@ -1,0 +1,73 @@
+"""Board read models: per-seat views, legal intents, to_act, status, result.
+
+Everything written for a game is a pure function of its events, serialised
+canonically, so a live projection and a rebuild give identical bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from service.eventstore import GAME_CREATED, GAME_FINISHED, StoredEvent
+from service.games.base import ADMIN, Engine, State
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def info_from(events: list[StoredEvent], info: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The game's identity, taken from its opening event."""
+    for e in events:
+        if e.type == GAME_CREATED:
+            created = e.meta.get("received_at") or ""
+            return {
+                "id": e.game_id,
+                "game": e.data["game"],
+                "rules_version": e.data["rules_version"],
+                "players": e.data["players"],
+                "options": e.data["options"],
+                "seed_commitment": e.data["seed_commitment"],
+                "created_at": created,
+                "created_ms": _ms(created),
+            }
+    return info
+
+
+def _ms(iso: str) -> int:
+    if not iso:
+        return 0
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def board_fields(
+    engine: Engine,
+    info: dict[str, Any],
+    state: State,
+    version: int,
+    finished: bool,
+) -> dict[str, str]:
+    """Every field of the game's hash, as strings."""
+    result = engine.result(state) if finished else None
+    to_act = [] if finished else engine.to_act(state)
+    fields = {
+        "version": str(version),
+        "info": dumps(info),
+        "status": "finished" if finished else "active",
+        "to_act": dumps(to_act),
+        "result": dumps(result),
+        "state": dumps(state),
+        "view:public": dumps(engine.view(state, None)),
+        "view:admin": dumps(engine.view(state, ADMIN)),
+    }
+    for seat in range(len(info["players"])):
+        fields[f"view:{seat}"] = dumps(engine.view(state, seat))
+        legal = engine.legal(state, seat) if seat in to_act else []
+        fields[f"legal:{seat}"] = dumps([c.to_json() for c in legal])
+    return fields
+
+
+def is_finished(events: list[StoredEvent], already: bool) -> bool:
+    return already or any(e.type == GAME_FINISHED for e in events)

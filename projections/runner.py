@@ -1,0 +1,187 @@
+"""Running projections: catch one game up, sweep for laggards, rebuild all.
+
+The checkpoint of a game's board projection is the ``version`` field of its
+hash; it is written by the same ``HSET`` as the views, inside a
+``WATCH``/``MULTI`` on that hash.  Two jobs racing on one game cannot both
+win, a job that finds nothing new does nothing, and a late or duplicated job
+is harmless: the projection is idempotent and order-safe.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import redis
+
+from projections import keys
+from projections.boards import board_fields, dumps, info_from, is_finished
+from service.eventstore import START, Cursor, EventStore, StoredEvent
+from service.games import registry
+from service.replay import fold_stream
+
+log = logging.getLogger(__name__)
+
+#: Hooks called (inside the same MULTI) when a game's read model is written:
+#: ``hook(pipe, info, fields, finished_now)``.  Game lists register here.
+WriteHook = Callable[[Any, dict[str, Any], dict[str, str], bool], None]
+_hooks: list[WriteHook] = []
+
+
+def on_write(hook: WriteHook) -> WriteHook:
+    _hooks.append(hook)
+    return hook
+
+
+def _index_game(pipe: Any, info: dict[str, Any], fields: dict[str, str], finished_now: bool) -> None:
+    """Game lists: newest first, by game type, status and player."""
+    gid, score = info["id"], info["created_ms"]
+    pipe.zadd(keys.GAMES_ALL, {gid: score})
+    pipe.zadd(keys.games_by("game", info["game"]), {gid: score})
+    for player in info["players"]:
+        pipe.zadd(keys.games_by("player", player), {gid: score})
+    status = fields["status"]
+    other = "active" if status == "finished" else "finished"
+    pipe.zrem(keys.games_by("status", other), gid)
+    pipe.zadd(keys.games_by("status", status), {gid: score})
+
+
+on_write(_index_game)
+
+
+def project_game(r: redis.Redis, store: EventStore, game_id: str, retries: int = 8) -> int:
+    """Fold the events after the game's checkpoint into its read model.
+    Returns the version the read model reflects afterwards."""
+    key = keys.game(game_id)
+    for _ in range(retries):
+        with r.pipeline() as pipe:
+            try:
+                pipe.watch(key)
+                raw_version, raw_state, raw_info, status = pipe.hmget(key, "version", "state", "info", "status")
+                version = int(raw_version or 0)
+                events = store.read(game_id, after=version)
+                if not events:
+                    pipe.unwatch()
+                    return version
+                info = info_from(events, json.loads(raw_info) if raw_info else None)
+                if info is None:
+                    raise RuntimeError(f"game {game_id}: stream has no opening event")
+                fields = _fold(info, raw_state, events, status == b"finished")
+                if raw_info is None:
+                    # Seat token hashes, so queries can tell seats apart
+                    # without asking PostgreSQL.
+                    fields["auth"] = dumps([h.hex() for h in store.secrets(game_id)[1]])
+                pipe.multi()
+                pipe.hset(key, mapping=fields)
+                for hook in _hooks:
+                    hook(pipe, info, fields, fields["status"] == "finished" and status != b"finished")
+                pipe.execute()
+                return events[-1].seq
+            except redis.WatchError:
+                continue
+    # Someone else keeps writing newer versions; they will have caught up.
+    return int(r.hget(key, "version") or 0)
+
+
+def _fold(info: dict[str, Any], raw_state: bytes | None, events: list[StoredEvent], finished: bool) -> dict[str, str]:
+    engine = registry.get(info["game"], info["rules_version"])
+    state = json.loads(raw_state) if raw_state else None
+    state = fold_stream(engine, events, state)
+    return board_fields(engine, info, state, events[-1].seq, is_finished(events, finished))
+
+
+def rebuild_game(r: redis.Redis, store: EventStore, game_id: str) -> int:
+    """Drop and rebuild one game's read model from its whole stream."""
+    r.delete(keys.game(game_id))
+    return project_game(r, store, game_id)
+
+
+def sweep(
+    r: redis.Redis,
+    store: EventStore,
+    batch: int = 2000,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Catch up every game whose checkpoint lags its stream.
+
+    Reads the global feed after the sweep's own cursor (kept in Redis, so a
+    flushed Redis simply starts again from the beginning and rebuilds every
+    game), projects each game it touches, then moves the cursor.  Returns the
+    number of games caught up."""
+    raw = r.get(keys.SWEEP_CURSOR)
+    cursor: Cursor = tuple(json.loads(raw)) if raw else START  # type: ignore[assignment]
+    caught = seen = 0
+    while True:
+        rows = store.read_all(after=cursor, limit=batch)
+        if not rows:
+            break
+        heads: dict[str, int] = {}
+        for _, e in rows:
+            heads[e.game_id] = max(heads.get(e.game_id, 0), e.seq)
+        for gid, head in heads.items():
+            current = int(r.hget(keys.game(gid), "version") or 0)
+            if current < head:
+                project_game(r, store, gid)
+                caught += 1
+        seen += len(rows)
+        cursor = rows[-1][0]
+        r.set(keys.SWEEP_CURSOR, json.dumps(list(cursor)))
+        if progress:
+            progress(seen, caught)
+        if len(rows) < batch:
+            break
+    return caught
+
+
+#: Global consumers (leaderboards...) to run after boards in a sweep and a
+#: rebuild: ``consumer(r, store, rebuild: bool, progress) -> None``.
+GlobalConsumer = Callable[[redis.Redis, EventStore, bool, Callable[[str], None] | None], None]
+global_consumers: list[GlobalConsumer] = []
+
+
+def _delete_matching(r: redis.Redis, pattern: str) -> int:
+    n = 0
+    batch: list[bytes] = []
+    for k in r.scan_iter(match=pattern, count=1000):
+        batch.append(k)
+        if len(batch) >= 500:
+            n += r.delete(*batch)
+            batch.clear()
+    if batch:
+        n += r.delete(*batch)
+    return n
+
+
+def rebuild_all(
+    r: redis.Redis,
+    store: EventStore,
+    game_id: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> int:
+    """Drop the read models and fold them again from PostgreSQL alone.
+
+    With ``game_id``, only that game's board.  Streams are read game by game,
+    so memory stays flat however many events the store holds."""
+    if game_id is not None:
+        rebuild_game(r, store, game_id)
+        return 1
+    _delete_matching(r, "g:{*}")
+    _delete_matching(r, "games:*")
+    r.delete(keys.SWEEP_CURSOR)
+    done = 0
+    after = None
+    while True:
+        ids = store.game_ids(after=after, limit=500)
+        for gid in ids:
+            project_game(r, store, gid)
+            done += 1
+        if progress and ids:
+            progress(f"boards: {done} games rebuilt")
+        if len(ids) < 500:
+            break
+        after = ids[-1]
+    for consumer in global_consumers:
+        consumer(r, store, True, progress)
+    return done

@@ -1,0 +1,97 @@
+"""``python -m service <command>``: operations on the event store and read models."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+
+from service.config import Settings
+
+Command = Callable[[argparse.Namespace, Settings], int]
+COMMANDS: dict[str, tuple[str, Command, Callable[[argparse.ArgumentParser], None]]] = {}
+
+
+def command(name: str, help_: str, args: Callable[[argparse.ArgumentParser], None] = lambda p: None):
+    def register(fn: Command) -> Command:
+        COMMANDS[name] = (help_, fn, args)
+        return fn
+
+    return register
+
+
+@command("migrate", "create the database if missing and apply migrations")
+def _migrate(ns: argparse.Namespace, settings: Settings) -> int:
+    from service.migrate import migrate
+
+    migrate(settings.database_url, echo=True)
+    return 0
+
+
+def _context(settings: Settings):
+    from workers.context import make_context
+
+    return make_context(settings)
+
+
+@command("rebuild", "drop and rebuild read models from PostgreSQL", lambda p: p.add_argument("--game"))
+def _rebuild(ns: argparse.Namespace, settings: Settings) -> int:
+    from projections.runner import rebuild_all
+
+    import_global_consumers()
+    ctx = _context(settings)
+    started = time.perf_counter()
+    n = rebuild_all(ctx.redis, ctx.store, ns.game, progress=lambda msg: print(msg, flush=True))
+    print(f"rebuilt {n} game(s) in {time.perf_counter() - started:.2f}s")
+    return 0
+
+
+@command("catch-up", "project every game whose read model lags its stream")
+def _catch_up(ns: argparse.Namespace, settings: Settings) -> int:
+    from projections.runner import global_consumers, sweep
+
+    import_global_consumers()
+    ctx = _context(settings)
+    caught = sweep(ctx.redis, ctx.store, progress=lambda seen, n: print(f"{seen} events read, {n} games caught up"))
+    for consumer in global_consumers:
+        consumer(ctx.redis, ctx.store, False, print)
+    print(f"caught up {caught} game(s)")
+    return 0
+
+
+def import_global_consumers() -> None:
+    """Projections that read the global feed register themselves on import."""
+    import importlib
+
+    for name in ("projections.leaderboards",):
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+
+
+def _load_extensions() -> None:
+    import importlib
+
+    for name in ("service.cli_audit",):
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    _load_extensions()
+    parser = argparse.ArgumentParser(prog="python -m service", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_, _, add_args) in COMMANDS.items():
+        add_args(sub.add_parser(name, help=help_))
+    ns = parser.parse_args(argv)
+    return COMMANDS[ns.command][1](ns, Settings.from_env())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""``create_app(settings)``: the Flask application factory."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import redis
+from flask import Flask, jsonify
+from flask_smorest import Api
+from psycopg_pool import ConnectionPool
+from rq import Queue
+from werkzeug.exceptions import HTTPException
+
+from schemas.http import ErrorOut
+from service import metrics
+from service.api import common
+from service.config import Settings
+from service.errors import ApiError, unavailable
+from service.eventstore import EventStore, StoreUnavailable
+from service.handlers import GameService
+
+log = logging.getLogger(__name__)
+
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "token_required",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+    422: "validation_error",
+    429: "too_many_requests",
+}
+
+
+class QuarterdeckApi(Api):
+    # Our one error shape in the generated spec, instead of flask-smorest's.
+    ERROR_SCHEMA = ErrorOut
+
+
+def _enqueuer(r: redis.Redis, queue_name: str):
+    queue = Queue(queue_name, connection=r)
+
+    def enqueue(game_id: str) -> None:
+        """After commit: ask a worker to project the game.  If Redis is away
+        the intent still stands; the worker's sweep projects it later."""
+        try:
+            queue.enqueue_call("workers.jobs.project", args=(game_id,), result_ttl=0, failure_ttl=3600)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            metrics.ENQUEUE_FAILURES.inc()
+            log.warning("projection job for %s not enqueued (%s); the sweep will catch up", game_id, exc)
+
+    return enqueue
+
+
+def create_app(settings: Settings | None = None, **flask_config: Any) -> Flask:
+    settings = settings or Settings.from_env()
+    app = Flask("quarterdeck")
+    app.config.update(
+        API_TITLE="Quarterdeck",
+        API_VERSION="1.0.0",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        MAX_CONTENT_LENGTH=settings.max_body_bytes,
+        JSON_SORT_KEYS=False,
+    )
+    app.config.update(flask_config)
+
+    # Connections are made here, never at import; the pool opens in the
+    # background so the app starts even while PostgreSQL is still down.
+    pool = ConnectionPool(
+        settings.database_url,
+        min_size=settings.pool_min,
+        max_size=settings.pool_max,
+        open=False,
+        check=ConnectionPool.check_connection,
+        reconnect_timeout=0,
+    )
+    pool.open(wait=False)
+    r = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=1, socket_timeout=5)
+    store = EventStore(pool, settings.pool_timeout)
+    games = GameService(
+        store,
+        _enqueuer(r, settings.queue_name),
+        cache_size=settings.state_cache_size,
+        snapshot_every=settings.snapshot_every,
+        on_conflict=metrics.CONFLICTS.inc,
+    )
+    app.extensions["quarterdeck"] = common.Services(settings, store, r, games)
+
+    api = QuarterdeckApi(
+        app,
+        spec_kwargs={
+            "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        },
+    )
+    from service.api import games as games_api
+    from service.api import ops as ops_api
+
+    api.register_blueprint(games_api.blp)
+    api.register_blueprint(ops_api.blp)
+    for extra in _optional_blueprints():
+        api.register_blueprint(extra)
+
+    app.before_request(common.check_body)
+    _register_errors(app)
+    return app
+
+
+def _optional_blueprints() -> list[Any]:
+    """Blueprints of the audit and leaderboard modules, when present."""
+    import importlib
+
+    out = []
+    for name in ("service.api.audit", "service.api.leaderboards"):
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        out.append(module.blp)
+    return out
+
+
+def _register_errors(app: Flask) -> None:
+    @app.errorhandler(ApiError)
+    def api_error(err: ApiError):
+        return jsonify(err.to_json()), err.status
+
+    @app.errorhandler(StoreUnavailable)
+    def store_down(err: StoreUnavailable):
+        return api_error(unavailable("postgres", type(err).__name__))
+
+    @app.errorhandler(redis.ConnectionError)
+    @app.errorhandler(redis.TimeoutError)
+    def redis_down(err: Exception):
+        return api_error(unavailable("redis", type(err).__name__))
+
+    @app.errorhandler(HTTPException)
+    def http_error(err: HTTPException):
+        status = err.code or 500
+        details: dict[str, Any] = {}
+        data = getattr(err, "data", None)
+        if isinstance(data, dict) and "messages" in data:
+            details["fields"] = data["messages"]
+        message = err.description or err.name
+        if status == 422:
+            message = "The request does not match its schema."
+        return api_error(ApiError(status, _HTTP_CODES.get(status, "http_error"), message, details))
+
+    @app.errorhandler(Exception)
+    def unexpected(err: Exception):
+        import psycopg
+
+        if isinstance(err, psycopg.OperationalError):
+            return store_down(StoreUnavailable(str(err)))
+        log.exception("unhandled error")
+        return api_error(ApiError(500, "internal_error", "Something went wrong on our side."))

@@ -1,0 +1,74 @@
+"""Canonical JSON and the hash chain (spec: docs/AUDIT.md).
+
+Standard library only: the offline verifier imports this module and nothing
+else of ours, so an organiser can check a bundle without installing us.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from typing import Any
+
+GENESIS = "0" * 64
+SALT_LABEL = b"quarterdeck-event-salt-v1"
+
+
+def canonical(obj: Any) -> bytes:
+    """Sorted keys, no insignificant whitespace, UTF-8, integers only.
+
+    Floats are refused: their text form is not portable across languages."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def event_salt(seed: bytes, seq: int) -> bytes:
+    """Per-event salt derived from the game's secret seed.  Digests of hidden
+    data are salted so nobody can confirm a guess (which of 7 crew cards?) by
+    hashing candidates; the salt becomes computable when the seed is revealed."""
+    return hmac.digest(seed, SALT_LABEL + seq.to_bytes(8, "big"), "sha256")
+
+
+def digest(salt: bytes, obj: Any) -> str:
+    return hashlib.sha256(salt + canonical(obj)).hexdigest()
+
+
+def link_hash(
+    game_id: str,
+    seq: int,
+    type_: str,
+    schema_version: int,
+    data_digest: str,
+    meta_digest: str,
+    prev_hash: str,
+) -> str:
+    """The chained hash of one event.  It covers the digests rather than the
+    data itself, so a feed that redacts hidden data (but shows its digest)
+    still lets anyone check every link."""
+    body = {
+        "data_digest": data_digest,
+        "game_id": game_id,
+        "meta_digest": meta_digest,
+        "prev_hash": prev_hash,
+        "schema_version": schema_version,
+        "seq": seq,
+        "type": type_,
+    }
+    return hashlib.sha256(canonical(body)).hexdigest()
+
+
+def seal(
+    seed: bytes,
+    game_id: str,
+    seq: int,
+    type_: str,
+    schema_version: int,
+    data: Any,
+    meta: Any,
+    prev_hash: str,
+) -> tuple[str, str, str]:
+    """``(data_digest, meta_digest, hash)`` for one event."""
+    salt = event_salt(seed, seq)
+    dd = digest(salt, data)
+    md = digest(salt, meta)
+    return dd, md, link_hash(game_id, seq, type_, schema_version, dd, md, prev_hash)

@@ -1,0 +1,347 @@
+"""The event store: one append-only stream per game in PostgreSQL.
+
+* ``append`` writes at exactly ``expected_version + 1``: the insert of the first
+  row is guarded by the stream's current head, and the primary key
+  ``(game_id, seq)`` makes a concurrent writer of the same seq fail, so a
+  stream can neither fork nor gain a gap.  Either way the loser gets
+  :class:`Conflict`.
+* ``read_all`` is the global feed in ``(tx_id, position)`` order, limited to
+  transactions older than the oldest one still running: no reader can skip an
+  event that commits late (README, "The late-commit gap").
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg.rows import tuple_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from service import canonical
+
+#: Events the platform writes around the engine's own.
+GAME_CREATED = "GameCreated"
+GAME_FINISHED = "GameFinished"
+PLATFORM_EVENTS = frozenset({GAME_CREATED, GAME_FINISHED})
+
+#: Cursor of the global feed: ``(tx_id as decimal text, position)``.
+Cursor = tuple[str, int]
+START: Cursor = ("0", 0)
+
+
+class Conflict(Exception):
+    """Someone else appended first: the expected version is stale."""
+
+    def __init__(self, expected: int, actual: int | None = None):
+        super().__init__(f"expected version {expected}, stream is at {actual}")
+        self.expected = expected
+        self.actual = actual
+
+
+class StoreUnavailable(Exception):
+    """PostgreSQL cannot be reached (or the pool is exhausted)."""
+
+
+class DuplicateKey(Exception):
+    """An Idempotency-Key was stored by a concurrent request."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    type: str
+    data: dict[str, Any]
+    meta: dict[str, Any]
+    schema_version: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    game_id: str
+    seq: int
+    type: str
+    schema_version: int
+    data: dict[str, Any]
+    meta: dict[str, Any]
+    data_digest: str
+    meta_digest: str
+    prev_hash: str
+    hash: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "type": self.type,
+            "schema_version": self.schema_version,
+            "data": self.data,
+            "meta": self.meta,
+            "data_digest": self.data_digest,
+            "meta_digest": self.meta_digest,
+            "prev_hash": self.prev_hash,
+            "hash": self.hash,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    game_id: str
+    game: str
+    rules_version: str
+    players: list[str]
+    options: dict[str, Any]
+    seed_commitment: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotentWrite:
+    key: str
+    seat: int
+    request_hash: str
+    response: dict[str, Any]
+
+
+_EVENT_COLS = "game_id, seq, type, schema_version, data, meta, data_digest, meta_digest, prev_hash, hash"
+_INSERT_FIRST = (
+    f"INSERT INTO events ({_EVENT_COLS}) "
+    "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s "
+    "WHERE (SELECT coalesce(max(seq), 0) FROM events WHERE game_id = %s) = %s"
+)
+_INSERT = f"INSERT INTO events ({_EVENT_COLS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+_SELECT = (
+    "SELECT game_id::text, seq, type, schema_version, data, meta, data_digest, meta_digest, prev_hash, hash FROM events"
+)
+
+
+def _row_to_event(row: Sequence[Any]) -> StoredEvent:
+    return StoredEvent(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9])
+
+
+def seal_events(
+    seed: bytes, game_id: str, first_seq: int, prev_hash: str, events: Sequence[NewEvent]
+) -> list[StoredEvent]:
+    """Number and hash-chain ``events`` from ``first_seq`` after ``prev_hash``."""
+    out = []
+    for i, ev in enumerate(events):
+        seq = first_seq + i
+        dd, md, h = canonical.seal(seed, game_id, seq, ev.type, ev.schema_version, ev.data, ev.meta, prev_hash)
+        out.append(StoredEvent(game_id, seq, ev.type, ev.schema_version, ev.data, ev.meta, dd, md, prev_hash, h))
+        prev_hash = h
+    return out
+
+
+class EventStore:
+    """Thin, explicit SQL over a psycopg pool.  Every method is one transaction."""
+
+    def __init__(self, pool: ConnectionPool, pool_timeout: float = 5.0):
+        self.pool = pool
+        self.pool_timeout = pool_timeout
+
+    def _conn(self):
+        try:
+            return self.pool.connection(timeout=self.pool_timeout)
+        except PoolTimeout as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    # -- writing ----------------------------------------------------------
+    def create_game(
+        self,
+        record: GameRecord,
+        seed: bytes,
+        token_hashes: Sequence[bytes],
+        opening: Sequence[NewEvent],
+    ) -> list[StoredEvent]:
+        sealed = seal_events(seed, record.game_id, 1, canonical.GENESIS, opening)
+        gid = uuid.UUID(record.game_id)
+        try:
+            with self._conn() as conn, conn.transaction():
+                conn.execute(
+                    "INSERT INTO games (game_id, game, rules_version, players, options, seed_commitment,"
+                    " created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    (
+                        gid,
+                        record.game,
+                        record.rules_version,
+                        Jsonb(record.players),
+                        Jsonb(record.options),
+                        record.seed_commitment,
+                        record.created_at,
+                    ),
+                )
+                conn.execute("INSERT INTO game_seeds (game_id, seed) VALUES (%s, %s)", (gid, seed))
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO seat_tokens (game_id, seat, player, token_hash) VALUES (%s, %s, %s, %s)",
+                        [(gid, i, p, h) for i, (p, h) in enumerate(zip(record.players, token_hashes, strict=True))],
+                    )
+                    cur.executemany(_INSERT, [self._params(gid, e) for e in sealed])
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        return sealed
+
+    @staticmethod
+    def _params(gid: uuid.UUID, e: StoredEvent) -> tuple:
+        return (
+            gid,
+            e.seq,
+            e.type,
+            e.schema_version,
+            Jsonb(e.data),
+            Jsonb(e.meta),
+            e.data_digest,
+            e.meta_digest,
+            e.prev_hash,
+            e.hash,
+        )
+
+    def append(
+        self,
+        game_id: str,
+        expected_version: int,
+        prev_hash: str,
+        seed: bytes,
+        events: Sequence[NewEvent],
+        idempotent: IdempotentWrite | None = None,
+        snapshot: tuple[int, dict[str, Any]] | None = None,
+    ) -> list[StoredEvent]:
+        """Append ``events`` after ``expected_version`` atomically, with the
+        idempotency record and an optional state snapshot in the same
+        transaction.  Raises :class:`Conflict` if the stream moved."""
+        sealed = seal_events(seed, game_id, expected_version + 1, prev_hash, events)
+        gid = uuid.UUID(game_id)
+        try:
+            with self._conn() as conn, conn.transaction(), conn.cursor() as cur:
+                first = sealed[0]
+                cur.execute(_INSERT_FIRST, (*self._params(gid, first), gid, expected_version))
+                if cur.rowcount != 1:
+                    raise Conflict(expected_version)
+                if len(sealed) > 1:
+                    cur.executemany(_INSERT, [self._params(gid, e) for e in sealed[1:]])
+                if idempotent is not None:
+                    cur.execute(
+                        "INSERT INTO intent_keys (game_id, key, seat, request_hash, response)"
+                        " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                        (gid, idempotent.key, idempotent.seat, idempotent.request_hash, Jsonb(idempotent.response)),
+                    )
+                    if cur.rowcount != 1:
+                        raise DuplicateKey(idempotent.key)
+                if snapshot is not None:
+                    cur.execute(
+                        "INSERT INTO snapshots (game_id, version, state) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                        (gid, snapshot[0], Jsonb(snapshot[1])),
+                    )
+        except psycopg.errors.UniqueViolation as exc:
+            raise Conflict(expected_version) from exc
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        return sealed
+
+    # -- reading ----------------------------------------------------------
+    def _fetch(self, query: str, params: Sequence[Any]) -> list[tuple]:
+        try:
+            with self._conn() as conn, conn.cursor(row_factory=tuple_row) as cur:
+                cur.execute(query, params)
+                return cur.fetchall()
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    def game(self, game_id: str) -> GameRecord | None:
+        rows = self._fetch(
+            "SELECT game_id::text, game, rules_version, players, options, seed_commitment,"
+            " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+            " FROM games WHERE game_id = %s",
+            (uuid.UUID(game_id),),
+        )
+        return GameRecord(*rows[0]) if rows else None
+
+    def secrets(self, game_id: str) -> tuple[bytes, list[bytes]]:
+        """The seed and the per-seat token hashes (seat order)."""
+        gid = uuid.UUID(game_id)
+        seed = self._fetch("SELECT seed FROM game_seeds WHERE game_id = %s", (gid,))
+        tokens = self._fetch("SELECT token_hash FROM seat_tokens WHERE game_id = %s ORDER BY seat", (gid,))
+        if not seed:
+            raise KeyError(game_id)
+        return bytes(seed[0][0]), [bytes(t[0]) for t in tokens]
+
+    def read(self, game_id: str, after: int = 0, upto: int | None = None) -> list[StoredEvent]:
+        """Events of one stream with ``after < seq <= upto``, in order."""
+        q = _SELECT + " WHERE game_id = %s AND seq > %s"
+        params: list[Any] = [uuid.UUID(game_id), after]
+        if upto is not None:
+            q += " AND seq <= %s"
+            params.append(upto)
+        return [_row_to_event(r) for r in self._fetch(q + " ORDER BY seq", params)]
+
+    def iter_stream(self, game_id: str, after: int = 0, batch: int = 1000) -> Iterator[StoredEvent]:
+        """The stream in batches, without holding it all in memory."""
+        while True:
+            rows = self._fetch(
+                _SELECT + " WHERE game_id = %s AND seq > %s ORDER BY seq LIMIT %s",
+                (uuid.UUID(game_id), after, batch),
+            )
+            for r in rows:
+                yield _row_to_event(r)
+            if len(rows) < batch:
+                return
+            after = rows[-1][1]
+
+    def version(self, game_id: str) -> int:
+        rows = self._fetch("SELECT coalesce(max(seq), 0) FROM events WHERE game_id = %s", (uuid.UUID(game_id),))
+        return rows[0][0]
+
+    def read_all(
+        self, after: Cursor = START, limit: int = 1000, types: Sequence[str] | None = None
+    ) -> list[tuple[Cursor, StoredEvent]]:
+        """The global feed after ``after``, in ``(tx_id, position)`` order,
+        only from transactions that can no longer be joined by an earlier one."""
+        q = (
+            "SELECT tx_id::text, position, game_id::text, seq, type, schema_version, data, meta,"
+            " data_digest, meta_digest, prev_hash, hash FROM events"
+            " WHERE (tx_id, position) > (%s::xid8, %s)"
+            " AND tx_id < pg_snapshot_xmin(pg_current_snapshot())"
+        )
+        params: list[Any] = [after[0], after[1]]
+        if types:
+            q += " AND type = ANY(%s)"
+            params.append(list(types))
+        q += " ORDER BY tx_id, position LIMIT %s"
+        params.append(limit)
+        return [((r[0], r[1]), _row_to_event(r[2:])) for r in self._fetch(q, params)]
+
+    def stream_heads(self, game_ids: Sequence[str]) -> dict[str, int]:
+        rows = self._fetch(
+            "SELECT game_id::text, max(seq) FROM events WHERE game_id = ANY(%s) GROUP BY game_id",
+            ([uuid.UUID(g) for g in game_ids],),
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def game_ids(self, after: str | None = None, limit: int = 1000) -> list[str]:
+        """All game ids in id order (for rebuilds), paged."""
+        rows = self._fetch(
+            "SELECT game_id::text FROM games WHERE game_id > %s ORDER BY game_id LIMIT %s",
+            (uuid.UUID(after) if after else uuid.UUID(int=0), limit),
+        )
+        return [r[0] for r in rows]
+
+    def stored_response(self, game_id: str, key: str) -> tuple[int, str, dict[str, Any]] | None:
+        rows = self._fetch(
+            "SELECT seat, request_hash, response FROM intent_keys WHERE game_id = %s AND key = %s",
+            (uuid.UUID(game_id), key),
+        )
+        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def latest_snapshot(self, game_id: str, upto: int | None = None) -> tuple[int, dict[str, Any]] | None:
+        q = "SELECT version, state FROM snapshots WHERE game_id = %s"
+        params: list[Any] = [uuid.UUID(game_id)]
+        if upto is not None:
+            q += " AND version <= %s"
+            params.append(upto)
+        rows = self._fetch(q + " ORDER BY version DESC LIMIT 1", params)
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    def ping(self) -> None:
+        self._fetch("SELECT 1", ())
