@@ -1,0 +1,140 @@
+"""Board projections against real Redis and PostgreSQL: lost jobs, duplicate
+and late jobs, flushed Redis, rebuild equality, the outage policies."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from rq import Queue
+from support import auth, play
+
+from projections import keys
+from projections.runner import project_game, rebuild_all, sweep
+from service.app import create_app
+
+
+def _snapshot(r, gid: str) -> dict[bytes, bytes]:
+    return r.hgetall(keys.game(gid))
+
+
+def _advance(client, game, n: int, chooser: random.Random) -> None:
+    """Post ``n`` legal intents without any projection job running (the
+    command side reads no read model, so this works with the queue stalled)."""
+    from service.games import registry
+
+    gid = game["id"]
+    tokens = {s["seat"]: s["token"] for s in game["seats"]}
+    svc = client.application.extensions["quarterdeck"].games
+    for _ in range(n):
+        loaded = svc.load(gid)
+        with loaded.lock:
+            svc.refresh(loaded)
+            engine = registry.get(loaded.record.game)
+            seat = chooser.choice(engine.to_act(loaded.state))
+            intent = chooser.choice(engine.legal(loaded.state, seat)).to_json()
+        resp = client.post(f"/v1/games/{gid}/intents", json={"intent": intent}, headers=auth(tokens[seat]))
+        assert resp.status_code == 201, resp.get_json()
+
+
+def test_lost_jobs_are_caught_up_by_the_sweep(client, new_game, ctx, settings):
+    game = new_game()
+    gid = game["id"]
+    project_game(ctx.redis, ctx.store, gid)
+    _advance(client, game, 5, random.Random(3))
+    Queue(settings.queue_name, connection=ctx.redis).empty()  # the jobs are lost
+    assert int(ctx.redis.hget(keys.game(gid), "version")) < ctx.store.version(gid)
+    sweep(ctx.redis, ctx.store)
+    assert int(ctx.redis.hget(keys.game(gid), "version")) == ctx.store.version(gid)
+
+
+def test_duplicate_late_and_out_of_order_jobs_change_nothing(client, new_game, ctx, run_worker):
+    game = new_game()
+    gid = game["id"]
+    _advance(client, game, 4, random.Random(4))
+    run_worker()
+    before = _snapshot(ctx.redis, gid)
+    for _ in range(3):  # duplicates and late arrivals of the same job
+        project_game(ctx.redis, ctx.store, gid)
+    run_worker()
+    assert _snapshot(ctx.redis, gid) == before
+
+
+def test_flushed_redis_is_restored_identically_by_rebuild(client, new_game, ctx, run_worker):
+    games = [new_game(), new_game(players=["ann", "bob"])]
+    for g in games:
+        _advance(client, g, 6, random.Random(5))
+    run_worker()
+    before = {g["id"]: _snapshot(ctx.redis, g["id"]) for g in games}
+    ctx.redis.flushdb()
+    rebuild_all(ctx.redis, ctx.store)
+    assert {g["id"]: _snapshot(ctx.redis, g["id"]) for g in games} == before
+
+
+def test_flushed_redis_is_restored_by_the_sweep_alone(client, new_game, ctx, run_worker):
+    game = new_game()
+    _advance(client, game, 3, random.Random(6))
+    run_worker()
+    before = _snapshot(ctx.redis, game["id"])
+    ctx.redis.flushdb()
+    sweep(ctx.redis, ctx.store)
+    assert _snapshot(ctx.redis, game["id"]) == before
+
+
+def test_live_projection_of_a_whole_game_equals_rebuild(client, new_game, ctx):
+    game = new_game(players=["ann", "bob"])
+    play(client, ctx, game, random.Random(11))
+    live = _snapshot(ctx.redis, game["id"])
+    assert live[b"status"] == b"finished"
+    rebuild_all(ctx.redis, ctx.store, game_id=game["id"])
+    assert _snapshot(ctx.redis, game["id"]) == live
+
+
+def test_redis_down_intents_commit_queries_503_then_catch_up(settings, new_game, ctx, client):
+    """Our choice: the command path never needs Redis.  While Redis is away,
+    intents commit (their enqueue fails and is counted), queries answer 503,
+    and the sweep projects everything once Redis is back."""
+    game = new_game()
+    gid = game["id"]
+    project_game(ctx.redis, ctx.store, gid)
+    down = create_app(settings.with_(redis_url="redis://127.0.0.1:1/0"), TESTING=True)
+    try:
+        c = down.test_client()
+        before = ctx.store.version(gid)
+        _advance(c, game, 3, random.Random(8))
+        assert ctx.store.version(gid) > before
+        resp = c.get(f"/v1/games/{gid}")
+        assert resp.status_code == 503
+        assert resp.get_json()["error"]["code"] == "redis_unavailable"
+        assert c.get("/readyz").status_code == 503
+    finally:
+        down.extensions["quarterdeck"].store.pool.close()
+    sweep(ctx.redis, ctx.store)
+    assert int(ctx.redis.hget(keys.game(gid), "version")) == ctx.store.version(gid)
+
+
+@pytest.mark.parametrize("path", ["intent", "create"])
+def test_postgres_down_is_503_and_nothing_is_written(settings, new_game, ctx, client, path):
+    game = new_game()
+    gid = game["id"]
+    project_game(ctx.redis, ctx.store, gid)
+    before = ctx.store.version(gid)
+    down = create_app(
+        settings.with_(database_url="postgresql://postgres@127.0.0.1:1/nowhere", pool_timeout=0.5), TESTING=True
+    )
+    try:
+        c = down.test_client()
+        if path == "intent":
+            seat = client.get(f"/v1/games/{gid}").get_json()["to_act"][0]
+            resp = c.post(
+                f"/v1/games/{gid}/intents",
+                json={"intent": {"type": "anything"}},
+                headers=auth(game["seats"][seat]["token"]),
+            )
+        else:
+            resp = c.post("/v1/games", json={"game": "nautilus-industries", "players": ["a", "b"]})
+        assert resp.status_code == 503
+        assert resp.get_json()["error"]["code"] == "postgres_unavailable"
+    finally:
+        down.extensions["quarterdeck"].store.pool.close()
+    assert ctx.store.version(gid) == before

@@ -1,0 +1,49 @@
+"""Helpers for tests that play games over HTTP (Flask test client)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from projections.runner import project_game
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def play(
+    client: Any,
+    ctx: Any,
+    created: dict[str, Any],
+    chooser: random.Random,
+    max_intents: int = 50_000,
+    stop_after: int | None = None,
+) -> int:
+    """Play ``created`` (a create answer) by following ``/legal`` only, as a
+    third-party client would, projecting synchronously after each intent.
+    Stops at the end of the game or after ``stop_after`` intents.  Returns the
+    number of intents posted."""
+    gid = created["id"]
+    tokens = {s["seat"]: s["token"] for s in created["seats"]}
+    project_game(ctx.redis, ctx.store, gid)
+    posted = 0
+    while posted < max_intents and (stop_after is None or posted < stop_after):
+        game = client.get(f"/v1/games/{gid}").get_json()
+        if game["status"] == "finished":
+            return posted
+        seat = chooser.choice(game["to_act"])
+        legal = client.get(f"/v1/games/{gid}/legal", headers=auth(tokens[seat])).get_json()
+        assert legal["intents"], f"seat {seat} is to act but has no legal intent"
+        intent = chooser.choice(legal["intents"])
+        resp = client.post(
+            f"/v1/games/{gid}/intents",
+            json={"intent": intent, "expected_version": legal["version"]},
+            headers=auth(tokens[seat]),
+        )
+        assert resp.status_code == 201, (intent, resp.get_json())
+        posted += 1
+        project_game(ctx.redis, ctx.store, gid)
+    if stop_after is None:
+        raise AssertionError(f"game {gid} did not end within {max_intents} intents")
+    return posted
