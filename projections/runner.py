@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import orjson
 import redis
 
 from projections import keys
@@ -35,9 +37,23 @@ def on_write(hook: WriteHook) -> WriteHook:
     return hook
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _created_us(info: dict[str, Any]) -> int:
+    """Creation time in whole microseconds (exact in a sorted-set score, a
+    double, until the year 2255).  Milliseconds (``created_ms``) let games
+    created in the same millisecond on different API workers list in id
+    order instead of newest first."""
+    created = info.get("created_at") or ""
+    if not created:
+        return int(info.get("created_ms") or 0) * 1000
+    return (datetime.fromisoformat(created.replace("Z", "+00:00")) - _EPOCH) // timedelta(microseconds=1)
+
+
 def _index_game(pipe: Any, info: dict[str, Any], fields: dict[str, str], finished_now: bool) -> None:
     """Game lists: newest first, by game type, status and player."""
-    gid, score = info["id"], info["created_ms"]
+    gid, score = info["id"], _created_us(info)
     pipe.zadd(keys.GAMES_ALL, {gid: score})
     pipe.zadd(keys.games_by("game", info["game"]), {gid: score})
     for player in info["players"]:
@@ -65,7 +81,7 @@ def project_game(r: redis.Redis, store: EventStore, game_id: str, retries: int =
                 if not events:
                     pipe.unwatch()
                     return version
-                info = info_from(events, json.loads(raw_info) if raw_info else None)
+                info = info_from(events, orjson.loads(raw_info) if raw_info else None)
                 if info is None:
                     raise RuntimeError(f"game {game_id}: stream has no opening event")
                 fields = _fold(info, raw_state, events, status == b"finished")
@@ -87,7 +103,7 @@ def project_game(r: redis.Redis, store: EventStore, game_id: str, retries: int =
 
 def _fold(info: dict[str, Any], raw_state: bytes | None, events: list[StoredEvent], finished: bool) -> dict[str, str]:
     engine = registry.get(info["game"], info["rules_version"])
-    state = json.loads(raw_state) if raw_state else None
+    state = orjson.loads(raw_state) if raw_state else None
     state = fold_stream(engine, events, state)
     return board_fields(engine, info, state, events[-1].seq, is_finished(events, finished))
 

@@ -44,7 +44,9 @@ def settings(servers: tuple[str, str]) -> Iterator[Settings]:
     database_url, redis_url = servers
     name = f"qd_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     test_db = make_conninfo(database_url, dbname=name)
-    db_number = int(os.environ.get("QD_TEST_REDIS_DB", "13"))
+    # A private Redis database number (1-15; 0 is what `make run` uses), so
+    # test sessions running side by side rarely share one.
+    db_number = int(os.environ.get("QD_TEST_REDIS_DB") or 1 + secrets.randbelow(15))
     base = redis.Redis.from_url(redis_url)
     test_redis = base.connection_pool.connection_kwargs
     redis_test_url = f"redis://{test_redis.get('host', '127.0.0.1')}:{test_redis.get('port', 6379)}/{db_number}"
@@ -59,7 +61,7 @@ def settings(servers: tuple[str, str]) -> Iterator[Settings]:
         database_url=test_db,
         redis_url=redis_test_url,
         admin_token=ADMIN_TOKEN,
-        queue_name="qd-test",
+        queue_name=f"qd-test-{name}",
         max_wait_seconds=3.0,
         snapshot_every=50,
     )

@@ -1,0 +1,97 @@
+"""The real thing: gunicorn and an RQ worker as separate processes, and a
+client that knows nothing but the public API and follows /legal to the end."""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def live(settings) -> Iterator[str]:
+    port = _free_port()
+    env = os.environ | {
+        "DATABASE_URL": settings.database_url,
+        "REDIS_URL": settings.redis_url,
+        "ADMIN_TOKEN": settings.admin_token or "",
+        "QD_QUEUE": settings.queue_name,
+        "QD_LOG_LEVEL": "WARNING",
+        "QD_SWEEP_SECONDS": "1",
+    }
+    api = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "service.wsgi:app", "-b", f"127.0.0.1:{port}",
+         "-w", "2", "-k", "gthread", "--threads", "4", "--timeout", "30"],
+        env=env,
+    )  # fmt: skip
+    worker = subprocess.Popen([sys.executable, "-m", "workers"], env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if requests.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert api.poll() is None, "gunicorn exited"
+            assert time.monotonic() < deadline, "gunicorn did not start"
+            time.sleep(0.2)
+        yield url
+    finally:
+        for proc in (api, worker):
+            proc.terminate()
+        for proc in (api, worker):
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def test_a_client_that_only_follows_legal_plays_nautilus_industries_to_the_end(live):
+    s = requests.Session()
+    created = s.post(f"{live}/v1/games", json={"game": "nautilus-industries", "players": ["ann", "bob"]})
+    assert created.status_code == 201
+    game = created.json()
+    gid, tokens = game["id"], {x["seat"]: x["token"] for x in game["seats"]}
+    chooser = random.Random(7)
+    version, posted = game["version"], 0
+    while True:
+        # Read-your-writes: wait until the read model shows our last write.
+        state = s.get(f"{live}/v1/games/{gid}", params={"min_version": version}).json()
+        assert state["version"] >= version
+        if state["status"] == "finished":
+            break
+        seat = chooser.choice(state["to_act"])
+        auth = {"Authorization": f"Bearer {tokens[seat]}"}
+        legal = s.get(f"{live}/v1/games/{gid}/legal", params={"min_version": version}, headers=auth).json()
+        intent = chooser.choice(legal["intents"])
+        resp = s.post(
+            f"{live}/v1/games/{gid}/intents",
+            json={"intent": intent, "expected_version": legal["version"]},
+            headers=auth | {"Idempotency-Key": f"{gid}-{posted}"},
+        )
+        assert resp.status_code == 201, resp.text
+        version = resp.json()["version"]
+        posted += 1
+        assert posted < 5000, "game did not end"
+    assert state["result"]["ranking"]
+    assert set(state["result"]["scores"]) == {"0", "1"}
+    listed = s.get(f"{live}/v1/games", params={"player": "ann", "status": "finished"}).json()
+    assert gid in [g["id"] for g in listed["games"]]
+    ready = s.get(f"{live}/readyz")
+    assert ready.status_code == 200
+    assert "qd_intents_total" in s.get(f"{live}/metrics").text
