@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 import redis
+from prometheus_client import Histogram
 
 from projections import keys
 from projections.boards import board_fields, dumps, info_from, is_finished
@@ -25,6 +27,12 @@ from service.games import registry
 from service.replay import fold_stream
 
 log = logging.getLogger(__name__)
+
+LAG = Histogram(
+    "qd_projection_lag_seconds",
+    "From an intent's arrival to its events being visible in the read model",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
 
 #: Hooks called (inside the same MULTI) when a game's read model is written:
 #: ``hook(pipe, info, fields, finished_now)``.  Game lists register here.
@@ -94,11 +102,19 @@ def project_game(r: redis.Redis, store: EventStore, game_id: str, retries: int =
                 for hook in _hooks:
                     hook(pipe, info, fields, fields["status"] == "finished" and status != b"finished")
                 pipe.execute()
+                _observe_lag(events[-1])
                 return events[-1].seq
             except redis.WatchError:
                 continue
     # Someone else keeps writing newer versions; they will have caught up.
     return int(r.hget(key, "version") or 0)
+
+
+def _observe_lag(event: StoredEvent) -> None:
+    received = event.meta.get("received_at")
+    if received:
+        lag = time.time() - datetime.fromisoformat(received.replace("Z", "+00:00")).timestamp()
+        LAG.observe(max(lag, 0.0))
 
 
 def _fold(info: dict[str, Any], raw_state: bytes | None, events: list[StoredEvent], finished: bool) -> dict[str, str]:
