@@ -27,6 +27,7 @@ import itertools
 import os
 import pwd
 import shlex
+import shutil
 import signal
 import socket
 import stat
@@ -258,25 +259,31 @@ def _postmaster(pgdata: Path) -> tuple[int, int] | None:
 
 
 def _pg_init(pgdata: Path, bindir: Path, account: pwd.struct_passwd | None) -> None:
+    """Create the cluster if missing: initdb into a scratch folder, renamed into place when complete,
+    so that an interrupted initdb never leaves a half-made cluster behind."""
     version_file = pgdata / "PG_VERSION"
     if version_file.exists():
         found = version_file.read_text().strip()
         if found != str(PG_MAJOR):
             raise RuntimeError(f"{pgdata} holds a PostgreSQL {found} cluster, not {PG_MAJOR}: remove it (make clean)")
         return
-    pgdata.mkdir(parents=True, exist_ok=True)
+    scratch = pgdata.with_name(pgdata.name + ".initdb")
+    for leftover in (scratch, pgdata):
+        shutil.rmtree(leftover, ignore_errors=True)
+    scratch.mkdir(parents=True)
     if account is not None:
-        os.chown(pgdata, account.pw_uid, account.pw_gid)
-    pgdata.chmod(0o700)
+        os.chown(scratch, account.pw_uid, account.pw_gid)
+    scratch.chmod(0o700)
     _say(f"initialising PostgreSQL {PG_MAJOR} in {pgdata}")
     _pg_run(
-        [str(bindir / "initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust", *_INITDB_OPTS],
-        pgdata,
+        [str(bindir / "initdb"), "-D", str(scratch), "-U", "postgres", "--auth=trust", *_INITDB_OPTS],
+        scratch,
         account,
+        start_new_session=True,  # Ctrl-C reaches us, and subprocess.run then kills initdb
     )
     # Local dev/test server: TCP on loopback only, no Unix socket (its path length limit bites in deep
     # folders), and no fsync (safe against a crash of the server; only a crash of the OS loses data).
-    with open(pgdata / "postgresql.conf", "a") as conf:
+    with open(scratch / "postgresql.conf", "a") as conf:
         conf.write(
             "\n# --- service/devservices.py ---\n"
             "listen_addresses = '127.0.0.1'\n"
@@ -284,6 +291,7 @@ def _pg_init(pgdata: Path, bindir: Path, account: pwd.struct_passwd | None) -> N
             "max_connections = 200\n"
             "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
         )
+    scratch.rename(pgdata)
 
 
 def _pg_start(pgdata: Path) -> int:
@@ -300,31 +308,19 @@ def _pg_start(pgdata: Path) -> int:
     log = pgdata / "server.log"
     for attempt in range(3):
         port = _free_port()
+        pg_ctl = [str(bindir / "pg_ctl"), "start", "-w", "-t", "60", "-D", str(pgdata), "-l", str(log)]
         try:
-            _pg_run(
-                [
-                    str(bindir / "pg_ctl"),
-                    "start",
-                    "-w",
-                    "-t",
-                    "60",
-                    "-D",
-                    str(pgdata),
-                    "-l",
-                    str(log),
-                    "-o",
-                    f"-p {port}",
-                ],
-                pgdata,
-                account,
-                start_new_session=True,
-            )
+            _pg_run([*pg_ctl, "-o", f"-p {port}"], pgdata, account, start_new_session=True)
         except RuntimeError:
             if attempt < 2 and "already in use" in log.read_text(errors="replace")[-2000:]:
-                continue
+                continue  # lost a race for the port: try another
             raise RuntimeError(f"PostgreSQL did not start; see {log}") from None
-        if _postmaster(pgdata):
-            return port
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if _postmaster(pgdata):
+                return port
+            time.sleep(0.1)
+        break
     raise RuntimeError(f"PostgreSQL did not start; see {log}")
 
 
@@ -434,7 +430,8 @@ def _valkey_stop(vdir: Path) -> None:
 
 def _acquire(root: Path, lease: str, pg: bool, redis: bool) -> tuple[int | None, int | None]:
     """Take a lease on ``root`` and make sure the wanted servers run; returns their ports."""
-    (_leases(root) / lease).touch()
+    if pg or redis:
+        (_leases(root) / lease).touch()
     pg_port = _pg_start(root / f"pg{PG_MAJOR}") if pg else None
     redis_port = _valkey_start(root / "valkey") if redis else None
     return pg_port, redis_port

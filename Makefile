@@ -1,0 +1,122 @@
+# Quarterdeck — developer and CI entry points.  `make` (or `make help`) lists them.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+VENV    := .venv
+PY      := $(VENV)/bin/python
+# The install stamp is keyed on the content of pyproject.toml: edit it and `make install` reinstalls.
+PYPROJECT_HASH := $(shell (sha256sum pyproject.toml 2>/dev/null || shasum -a 256 pyproject.toml) | cut -c1-16)
+STAMP   := $(VENV)/.installed-$(PYPROJECT_HASH)
+COMPOSE ?= docker compose -f compose.yaml
+
+# Targets run by hand that need PostgreSQL and Redis: DATABASE_URL / REDIS_URL from the environment,
+# else from .devdata/env (written by a running `make run`), else a clear error.
+LOAD_ENV = \
+  if [ -z "$${DATABASE_URL:-}" ] || [ -z "$${REDIS_URL:-}" ]; then \
+    if [ ! -f .devdata/env ]; then \
+      echo "error: 'make $@' needs PostgreSQL and Redis: start 'make run' in another terminal," >&2; \
+      echo "       or set DATABASE_URL and REDIS_URL (e.g. eval \"\$$($(PY) -m service.devservices env)\")" >&2; \
+      exit 1; \
+    fi; \
+    _db="$${DATABASE_URL:-}"; _redis="$${REDIS_URL:-}"; _token="$${ADMIN_TOKEN:-}"; \
+    . .devdata/env; \
+    if ! ps -p "$${QD_RUN_PID:-0}" >/dev/null 2>&1; then \
+      echo "error: .devdata/env is stale (the 'make run' that wrote it, pid $${QD_RUN_PID:-?}, is gone):" >&2; \
+      echo "       start 'make run' again, or set DATABASE_URL and REDIS_URL" >&2; \
+      exit 1; \
+    fi; \
+    export DATABASE_URL="$${_db:-$$DATABASE_URL}" REDIS_URL="$${_redis:-$$REDIS_URL}"; \
+    if [ -n "$$_token" ]; then export ADMIN_TOKEN="$$_token"; fi; \
+  fi
+
+# $(call require,VAR,what it is) — fail clearly when a make variable is missing.
+require = if [ -z "$(strip $($(1)))" ]; then echo "error: 'make $@' needs $(1)=<$(2)>, e.g. make $@ $(1)=..." >&2; exit 2; fi
+# $(call script,NAME) — run scripts/NAME.py (with the services) if it exists.
+script = if [ ! -f scripts/$(1).py ]; then echo "error: scripts/$(1).py does not exist (yet)" >&2; exit 1; fi; \
+  $(LOAD_ENV); $(PY) scripts/$(1).py $(ARGS)
+
+.PHONY: help install run test migrate worker rebuild catch-up audit replay export lint fmt \
+        bench demo soak up down clean
+
+help: ## list the targets
+	@echo "Quarterdeck — make targets (services: env DATABASE_URL/REDIS_URL, else a running 'make run')"
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
+	  awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
+
+install: $(STAMP) ## create .venv (python3 on PATH) and pip install -e '.[dev]'; quick when up to date
+	@:
+
+$(STAMP):
+	@command -v python3 >/dev/null || { echo "error: python3 not found on PATH (need Python >= 3.11)" >&2; exit 1; }
+	@python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "error: $$(python3 --version) on PATH; Quarterdeck needs Python >= 3.11" >&2; exit 1; }
+	@if [ ! -x $(PY) ]; then echo "creating $(VENV) with $$(python3 --version)"; python3 -m venv $(VENV); fi
+	$(PY) -m pip install --disable-pip-version-check -q -e '.[dev]'
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+	@echo "installed (stamp $@)"
+
+run: install ## API + worker on http://127.0.0.1:8000 (PORT=); embedded PostgreSQL/Redis unless set
+	$(PY) -m service.run
+
+test: install ## run the tests: pytest over tests/ (TESTS=tests/unit narrows); PYTEST_ARGS='-k ...' passes options
+	@rc=0; $(VENV)/bin/pytest $(or $(TESTS),tests) $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests (exit 5): that is a failure" >&2; fi; \
+	exit $$rc
+
+migrate: install ## create the database if missing and apply migrations
+	@$(LOAD_ENV); $(PY) -m service migrate
+
+worker: install ## run one RQ worker in the foreground
+	@$(LOAD_ENV); $(PY) -m workers
+
+rebuild: install ## rebuild read models from the events (all games, or GAME=<id>)
+	@$(LOAD_ENV); $(PY) -m service rebuild $(if $(GAME),--game "$(GAME)")
+
+catch-up: install ## project every game whose read model lags its stream
+	@$(LOAD_ENV); $(PY) -m service catch-up
+
+audit: install ## audit a game: GAME=<id>
+	@$(call require,GAME,game id); $(LOAD_ENV); $(PY) -m service audit "$(GAME)"
+
+replay: install ## state of a game after N events: GAME=<id> VERSION=<n>
+	@$(call require,GAME,game id); $(call require,VERSION,event count); \
+	$(LOAD_ENV); $(PY) -m service replay "$(GAME)" "$(VERSION)"
+
+export: install ## export a game's events: GAME=<id>
+	@$(call require,GAME,game id); $(LOAD_ENV); $(PY) -m service export "$(GAME)"
+
+lint: install ## ruff check + ruff format --check
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+fmt: install ## ruff format + ruff check --fix
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: install ## benchmark (scripts/bench.py; ARGS=... passes options)
+	@$(call script,bench)
+
+demo: install ## play a demo game against the API (scripts/demo.py)
+	@$(call script,demo)
+
+soak: install ## soak test (scripts/soak.py; SOAK_GAMES=<n>)
+	@$(call script,soak)
+
+up: install ## docker compose up (needs a Docker engine and ADMIN_TOKEN)
+	@$(COMPOSE) version >/dev/null 2>&1 && docker info >/dev/null 2>&1 || \
+	  { echo "error: 'make up' needs Docker with compose v2 and a running engine; without one use 'make run'" >&2; exit 1; }
+	@[ -n "$${ADMIN_TOKEN:-}" ] || { echo "error: set ADMIN_TOKEN (the organiser token) first" >&2; exit 1; }
+	$(COMPOSE) up --build --detach --wait
+
+down: install ## docker compose down
+	@$(COMPOSE) version >/dev/null 2>&1 || { echo "error: 'make down' needs Docker with compose v2" >&2; exit 1; }
+	ADMIN_TOKEN="$${ADMIN_TOKEN:-unused}" $(COMPOSE) down
+
+clean: install ## stop embedded dev servers; remove .devdata, .bench and caches (not .venv)
+	@if [ -d .devdata ]; then $(PY) -m service.devservices down || \
+	  { echo "error: .devdata is in use (stop 'make run' / tests first)" >&2; exit 1; }; fi
+	rm -rf .devdata .bench .pytest_cache .ruff_cache .hypothesis build
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
