@@ -54,6 +54,11 @@ def board_fields(
     finished: bool,
 ) -> dict[str, bytes | str]:
     """Every field of the game's hash."""
+    # Views and legal lists come from the canonical (key-sorted) state: engines
+    # iterate dicts in insertion order, which differs between a state folded
+    # from scratch (rebuild) and one read back from the JSON checkpoint (live),
+    # and the read model must not depend on which path built it.
+    state = orjson.loads(dumps(state))
     result = engine.result(state) if finished else None
     to_act = [] if finished else engine.to_act(state)
     fields = {

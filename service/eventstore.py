@@ -19,7 +19,7 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import tuple_row
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json, Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from service import canonical
@@ -232,7 +232,7 @@ class EventStore:
                 if snapshot is not None:
                     cur.execute(
                         "INSERT INTO snapshots (game_id, version, state) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                        (gid, snapshot[0], Jsonb(snapshot[1])),
+                        (gid, snapshot[0], Json(snapshot[1])),
                     )
         except psycopg.errors.UniqueViolation as exc:
             raise Conflict(expected_version) from exc

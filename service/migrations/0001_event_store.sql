@@ -73,9 +73,12 @@ CREATE TABLE intent_keys (
 );
 
 -- State snapshots for the cold command path (derived data, safe to drop).
+-- json, not jsonb: json keeps the text as written, so a state read back has
+-- the same key order as one folded from scratch, and an engine that iterates
+-- a dict decides the same either way.
 CREATE TABLE snapshots (
     game_id  uuid NOT NULL REFERENCES games (game_id),
     version  int NOT NULL,
-    state    jsonb NOT NULL,
+    state    json NOT NULL,
     PRIMARY KEY (game_id, version)
 );
