@@ -17,6 +17,7 @@ import contextlib
 import os
 import secrets
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -150,6 +151,12 @@ def _gunicorn_argv(port: int) -> list[str]:
 
 def _serve(env: dict[str, str], port: int, env_file: dict[str, str], token_generated: bool, stop: _Stop) -> int:
     """Migrate, start the children, watch them; returns the exit status."""
+    # One Prometheus registry across gunicorn's workers and the RQ worker:
+    # each process writes its samples here and /metrics adds them up.
+    metrics_dir = Path(".devdata", "metrics").resolve()
+    shutil.rmtree(metrics_dir, ignore_errors=True)
+    metrics_dir.mkdir(parents=True)
+    env = env | {"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}
     _say("applying migrations: python -m service migrate")
     migrate = subprocess.run([sys.executable, "-m", "service", "migrate"], env=env)
     if migrate.returncode != 0 or stop:

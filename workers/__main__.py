@@ -51,7 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     while True:
         try:
             worker = SimpleWorker([Queue(settings.queue_name, connection=conn)], connection=conn)
-            worker.work(burst=args.burst, logging_level=settings.log_level)
+            # RQ logs two lines per job at INFO; projection jobs are many and
+            # short, so RQ speaks only of problems unless asked (QD_RQ_LOG_LEVEL).
+            worker.work(burst=args.burst, logging_level=os.environ.get("QD_RQ_LOG_LEVEL", "WARNING"))
             return 0
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             # Redis went away: wait for it rather than die (no manual restart).
