@@ -37,7 +37,7 @@ require = if [ -z "$(strip $($(1)))" ]; then echo "error: 'make $@' needs $(1)=<
 script = if [ ! -f scripts/$(1).py ]; then echo "error: scripts/$(1).py does not exist (yet)" >&2; exit 1; fi; \
   $(LOAD_ENV); $(PY) scripts/$(1).py $(ARGS)
 
-.PHONY: help install run test migrate worker rebuild catch-up audit replay export lint fmt \
+.PHONY: help install run test migrate worker rebuild catch-up audit replay export verify lint fmt \
         bench demo soak up down clean
 
 help: ## list the targets
@@ -83,10 +83,13 @@ audit: install ## audit a game: GAME=<id>
 
 replay: install ## state of a game after N events: GAME=<id> VERSION=<n>
 	@$(call require,GAME,game id); $(call require,VERSION,event count); \
-	$(LOAD_ENV); $(PY) -m service replay "$(GAME)" "$(VERSION)"
+	$(LOAD_ENV); $(PY) -m service replay "$(GAME)" "$(VERSION)" $(if $(SEAT),--seat "$(SEAT)")
 
-export: install ## export a game's events: GAME=<id>
-	@$(call require,GAME,game id); $(LOAD_ENV); $(PY) -m service export "$(GAME)"
+export: install ## export a game's bundle (events, seed reveal, rules version): GAME=<id> [OUT=path]
+	@$(call require,GAME,game id); $(LOAD_ENV); $(PY) -m service export "$(GAME)" $(if $(OUT),--out "$(OUT)")
+
+verify: install ## check an exported bundle offline: BUNDLE=<path> (needs no server)
+	@$(call require,BUNDLE,bundle file); $(PY) -m service.verify "$(BUNDLE)"
 
 lint: install ## ruff check + ruff format --check
 	$(VENV)/bin/ruff check .

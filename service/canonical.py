@@ -16,9 +16,10 @@ SALT_LABEL = b"quarterdeck-event-salt-v1"
 
 
 def canonical(obj: Any) -> bytes:
-    """Sorted keys, no insignificant whitespace, UTF-8, integers only.
+    """Sorted keys, no insignificant whitespace, UTF-8 (docs/AUDIT.md).
 
-    Floats are refused: their text form is not portable across languages."""
+    Engines emit integers, strings, booleans, null, lists and objects only:
+    a float's text form is not portable across languages, so none is used."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 

@@ -59,8 +59,13 @@ def test_post_intent_and_read_your_writes(client, new_game):
     assert stale["version"] <= body["version"]
 
 
-def test_min_version_waits_for_the_worker(client, new_game, ctx, settings):
-    """Read-your-writes: a real worker process projects while the GET waits."""
+def test_min_version_waits_for_the_worker(new_game, ctx, settings):
+    """Read-your-writes: a real worker process projects while the GET waits
+    (with a wait bound long enough for a worker to start on a busy machine)."""
+    from service.app import create_app
+
+    patient = create_app(settings.with_(max_wait_seconds=60.0), TESTING=True)
+    client = patient.test_client()
     import os
     import subprocess
     import sys
@@ -90,6 +95,7 @@ def test_min_version_waits_for_the_worker(client, new_game, ctx, settings):
     assert body["version"] == v
     legal2 = client.get(f"/v1/games/{gid}/legal?min_version={v}", headers=auth(token)).get_json()
     assert legal2["version"] == v
+    patient.extensions["quarterdeck"].store.pool.close()
 
 
 def test_idempotent_retry_returns_first_answer_and_appends_nothing(client, new_game, ctx):

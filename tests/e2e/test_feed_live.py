@@ -1,0 +1,127 @@
+"""The live feed (``?follow=1``) over a real socket: chunked NDJSON that follows
+a game as it grows, ends by itself when the game finishes, and gives up after
+its bounded idle timeout.  Also its Server-Sent Events form."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+from werkzeug.serving import make_server
+
+from service import verify
+
+
+def play_fast(app: Any, created: dict[str, Any], seed: int = 0, stop_after: int | None = None, pause: float = 0) -> int:
+    games = app.extensions["quarterdeck"].games
+    tokens = {s["seat"]: s["token"] for s in created["seats"]}
+    chooser = random.Random(seed)
+    posted = 0
+    while stop_after is None or posted < stop_after:
+        loaded = games.load(created["id"])
+        with loaded.lock:
+            games.refresh(loaded)
+            if loaded.finished:
+                return posted
+            seat = chooser.choice(loaded.engine.to_act(loaded.state))
+            command = chooser.choice(loaded.engine.legal(loaded.state, seat))
+        games.submit(created["id"], tokens[seat], command.to_json(), None, None, f"l{posted}")
+        posted += 1
+        if pause:
+            time.sleep(pause)
+    return posted
+
+
+@pytest.fixture
+def server(app) -> Iterator[str]:
+    """The app on a real loopback socket (threaded), for streaming clients."""
+    srv = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{srv.server_port}"
+    srv.shutdown()
+    thread.join(5)
+
+
+def test_follow_streams_a_game_as_it_grows_and_ends_with_it(server, app, new_game, settings):
+    created = new_game("nauticus", ["ann", "bob"])
+    gid = created["id"]
+    lines: list[dict[str, Any]] = []
+    arrivals: list[float] = []
+
+    def read() -> None:
+        with requests.get(
+            f"{server}/v1/games/{gid}/events?follow=1&timeout=10",
+            headers={"Authorization": f"Bearer {settings.admin_token}"},
+            stream=True,
+            timeout=60,
+        ) as resp:
+            assert resp.status_code == 200
+            assert resp.headers["Content-Type"].startswith("application/x-ndjson")
+            assert resp.headers.get("Transfer-Encoding") == "chunked"
+            for raw in resp.iter_lines():
+                if raw:
+                    lines.append(json.loads(raw))
+                    arrivals.append(time.monotonic())
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    played = play_fast(app, created, 9, pause=0.005)
+    finished_at = time.monotonic()
+    reader.join(30)
+    assert not reader.is_alive(), "the live feed did not end when the game finished"
+    assert played > 20
+    assert [line["seq"] for line in lines] == list(range(1, len(lines) + 1))
+    assert lines[-1]["type"] == "GameFinished"
+    # Events arrived while the game was being played, not all at the end.
+    assert sum(1 for t in arrivals if started <= t < finished_at - 0.2) > 10
+    seed = bytes.fromhex(lines[-1]["data"]["seed"])
+    assert verify.check_chain(gid, lines, seed)["ok"] is True
+
+
+def test_follow_ends_after_its_idle_timeout(server, app, new_game):
+    created = new_game("nauticus", ["ann", "bob"])
+    play_fast(app, created, 1, stop_after=3)
+    started = time.monotonic()
+    resp = requests.get(f"{server}/v1/games/{created['id']}/events?follow=1&timeout=1", timeout=30)
+    elapsed = time.monotonic() - started
+    assert resp.status_code == 200
+    lines = [json.loads(x) for x in resp.text.splitlines()]
+    assert lines and lines[-1]["seq"] == len(lines)
+    assert 0.9 <= elapsed < 5, elapsed
+
+
+def test_follow_on_a_finished_game_returns_at_once(server, app, new_game):
+    created = new_game("nauticus", ["ann", "bob"])
+    play_fast(app, created, 4)
+    started = time.monotonic()
+    resp = requests.get(f"{server}/v1/games/{created['id']}/events?follow=1&timeout=30&after=3", timeout=30)
+    assert time.monotonic() - started < 5
+    lines = [json.loads(x) for x in resp.text.splitlines()]
+    assert lines[0]["seq"] == 4 and lines[-1]["type"] == "GameFinished"
+    assert not any(line["redacted"] for line in lines)
+
+
+def test_server_sent_events_form(server, app, new_game):
+    created = new_game("nauticus", ["ann", "bob"])
+    play_fast(app, created, 4)
+    resp = requests.get(
+        f"{server}/v1/games/{created['id']}/events?follow=1",
+        headers={"Accept": "text/event-stream"},
+        timeout=30,
+    )
+    assert resp.headers["Content-Type"].startswith("text/event-stream")
+    blocks = [b for b in resp.text.split("\n\n") if b.strip()]
+    first = dict(line.split(": ", 1) for line in blocks[0].splitlines())
+    assert first["id"] == "1" and first["event"] == "GameCreated"
+    assert json.loads(first["data"])["seq"] == 1
+    last = dict(line.split(": ", 1) for line in blocks[-1].splitlines())
+    assert last["event"] == "GameFinished"
