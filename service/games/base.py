@@ -130,11 +130,11 @@ class Engine(Protocol):
     def result(self, state: State) -> dict[str, Any] | None:
         """``None`` while the game runs; at the end::
 
-            {"scores": {"0": 57, ...},          # seat (as str) -> final score
-             "ranks": {"0": 1, ...},            # 1 = best; tied seats share a rank
-             "ranking": [0, 2, 1],              # seats, best first
-             "breakdown": {"0": {...}, ...},    # each scoring category of the rulebook
-             "tiebreak": "..."}                 # which rulebook tie-break decided, if any
+        {"scores": {"0": 57, ...},          # seat (as str) -> final score
+         "ranks": {"0": 1, ...},            # 1 = best; tied seats share a rank
+         "ranking": [0, 2, 1],              # seats, best first
+         "breakdown": {"0": {...}, ...},    # each scoring category of the rulebook
+         "tiebreak": "..."}                 # which rulebook tie-break decided, if any
         """
         ...
 

@@ -1,0 +1,460 @@
+"""The shared conformance suite: one set of checks for every registered engine.
+
+Modelled on OpenSpiel's random simulation test.  For every engine in
+``service.games.registry.names()`` and every allowed player count (plus the
+option sets of ``EXTRA_CASES``), seeded random playouts are played to the end and
+checked at every step:
+
+* the game ends within ``MAX_STEPS`` intents;
+* ``check_invariants`` holds; ``result`` is None exactly while ``to_act`` is
+  non-empty; every seat in ``to_act`` has a non-empty ``legal`` and every other
+  seat an empty one; the acting seat is in ``to_act``;
+* every legal command round-trips through ``schemas.intents.load_intent``;
+* ``decide`` never mutates the state, and refuses with ``RuleViolation`` (state
+  unchanged) commands that are not legal: mutated fields of legal commands, a
+  legal command sent by a seat not to act, other command types with plausible
+  field values; garbage intents are refused by the schema (``ValidationError``)
+  or, if they load, by ``decide``;
+* events and states round-trip through JSON; event data is never changed after
+  it was emitted (``evolve`` must not alias it);
+* at the end: folding every event from scratch gives the same state, re-deciding
+  the recorded intents with the same seed gives byte-identical events (canonical
+  JSON), and ``result`` has scores, ranks and ranking for every seat;
+* ``view`` and ``redact_event`` work for every seat, a spectator and the admin.
+
+Size: ``PLAYOUTS`` sets the seeded playouts per case (engine × player count ×
+options) and the environment variable ``QD_PLAYOUTS`` scales them (a factor,
+default 1; ``QD_PLAYOUTS=0.1`` for a smoke run).  The default aims at about 3
+minutes for the whole suite on an idle 2-core machine.  The terminal summary says
+how many games, intents and illegal probes were played.
+
+A failure names the game, player count, options, seed and step; reproduce one
+playout with ``QD_REPRO='<game>|<players>|<options json>|<seed hex>' pytest
+tests/property/test_conformance.py -k repro``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import marshal
+import os
+import random
+import time
+from typing import Any, NoReturn
+
+import pytest
+from marshmallow import ValidationError
+
+from schemas.intents import load_intent
+from service.games import registry
+from service.games.base import ADMIN, Command, Event, RuleViolation, fold
+from service.games.rng import Rng
+from service.games.simulate import SETUP_DOMAIN, Step, decision_domain, replay
+
+#: Option sets played besides ``{}`` (with every allowed player count): (players, options).
+EXTRA_CASES: dict[str, list[tuple[int, dict[str, Any]]]] = {
+    "waters-of-nereus": [(2, {"neutral": True})],
+}
+#: Seeded playouts per case (engine × player count × options) at QD_PLAYOUTS=1, by how long
+#: a random game of that engine is: Nautilus Industries random games run ~700–2500 intents,
+#: the others a few hundred.  Engines not listed get DEFAULT_PLAYOUTS.
+PLAYOUTS: dict[str, int] = {"nautilus-industries": 20, "nauticus": 100, "waters-of-nereus": 100}
+DEFAULT_PLAYOUTS = 30
+#: QD_PLAYOUTS scales every count (e.g. 0.1 for a smoke run, 10 for a long soak).
+SCALE = float(os.environ.get("QD_PLAYOUTS", "1"))
+#: Playouts per pytest test (a failing batch names its seeds).
+BATCH = 6
+#: Upper bound on intents in one game (random play included).
+MAX_STEPS = 30_000
+#: Probability of probing decide with an illegal command at a step.
+PROBE_RATE = 0.3
+#: Every this many steps: view for every viewer, JSON round trip of the state.
+VIEW_EVERY = 40
+
+_TOTALS = {"games": 0, "intents": 0, "probes": 0, "seconds": 0.0}
+
+
+def canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+def engine_names() -> list[str]:
+    """``registry.names()``; while an engine package exists but does not expose ``ENGINE``
+    yet (it raises AttributeError, which ``names()`` does not catch), skip that one."""
+    try:
+        return registry.names()
+    except AttributeError:
+        out = []
+        for name in registry._MODULES:
+            try:
+                registry.get(name)
+            except (registry.UnknownGame, AttributeError):
+                continue
+            out.append(name)
+        return out
+
+
+def _cases() -> list[tuple[str, int, dict[str, Any]]]:
+    out = []
+    for name in engine_names():
+        engine = registry.get(name)
+        for n in range(engine.min_players, engine.max_players + 1):
+            out.append((name, n, {}))
+        for n, options in EXTRA_CASES.get(name, []):
+            out.append((name, n, options))
+    return out
+
+
+def _batches() -> list[Any]:
+    params = []
+    for name, n, options in _cases():
+        total = max(1, round(PLAYOUTS.get(name, DEFAULT_PLAYOUTS) * SCALE))
+        for start in range(0, total, BATCH):
+            count = min(BATCH, total - start)
+            label = f"{name}-{n}p-{canonical(options)}-{start}"
+            params.append(pytest.param(name, n, options, start, count, id=label))
+    return params
+
+
+def seed_for(name: str, n: int, options: dict[str, Any], index: int) -> bytes:
+    return hashlib.sha256(f"conformance|{name}|{n}|{canonical(options)}|{index}".encode()).digest()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _summary(request: pytest.FixtureRequest):
+    yield
+    line = (
+        f"conformance: {_TOTALS['games']} games, {_TOTALS['intents']} intents, "
+        f"{_TOTALS['probes']} illegal probes in {_TOTALS['seconds']:.1f}s"
+    )
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():  # shown even without -s
+            reporter.write_line("")
+            reporter.write_line(line)
+    else:
+        print(line)
+
+
+class Failure(AssertionError):
+    pass
+
+
+class Checker:
+    """One playout with every check; ``where`` names the seed and step on failure."""
+
+    def __init__(self, name: str, n: int, options: dict[str, Any], seed: bytes):
+        self.name = name
+        self.engine = registry.get(name)
+        self.n = n
+        self.options = options
+        self.seed = seed
+        self.chooser = random.Random(seed)
+        self.step = -1
+        #: values seen per (command class, field), to build plausible probes
+        self.pool: dict[tuple[type, str], list[Any]] = {}
+        self.roundtripped: set[Any] = set()
+        self.seen_ids: dict[int, Command] = {}
+        self.probes = 0
+
+    # -- reporting -------------------------------------------------------------------------------
+
+    def where(self) -> str:
+        return (
+            f"[{self.name} players={self.n} options={canonical(self.options)} seed={self.seed.hex()} "
+            f"step={self.step}] reproduce: QD_REPRO='{self.name}|{self.n}|{canonical(self.options)}|"
+            f"{self.seed.hex()}' pytest tests/property/test_conformance.py -k repro"
+        )
+
+    def check(self, ok: bool, message: str) -> None:
+        if not ok:
+            self.fail(message)
+
+    def fail(self, message: str) -> NoReturn:
+        raise Failure(f"{message} {self.where()}")
+
+    # -- the playout -----------------------------------------------------------------------------
+
+    def run(self) -> int:
+        engine = self.engine
+        events = engine.setup(self.n, self.options, Rng(self.seed, domain=SETUP_DOMAIN))
+        # marshal snapshots of each decision's event data, taken when emitted: if evolve kept a
+        # reference to event data and later changed the state in place, they would differ.
+        emitted = [marshal.dumps([e.data for e in events], 2)]
+        state = fold(engine, events)
+        steps: list[Step] = []
+        viewers: list[Any] = [*range(self.n), None, ADMIN]
+        self.step = 0
+        while True:
+            try:
+                engine.check_invariants(state)
+            except AssertionError as exc:
+                raise Failure(f"invariant broken: {exc} {self.where()}") from exc
+            seats = engine.to_act(state)
+            result = engine.result(state)
+            if (result is None) != bool(seats):
+                self.fail(f"result {result!r} but to_act {seats}")
+            if not seats:
+                break
+            self.check(self.step < MAX_STEPS, f"game did not end within {MAX_STEPS} intents")
+            legal_by_seat = {}
+            for seat in range(self.n):
+                cmds = engine.legal(state, seat)
+                if seat in seats:
+                    self.check(bool(cmds), f"seat {seat} is to act but legal is empty")
+                    legal_by_seat[seat] = cmds
+                else:
+                    if cmds != []:
+                        self.fail(f"seat {seat} is not to act but legal is {cmds[:3]}...")
+            for cmds in legal_by_seat.values():
+                self._roundtrip(cmds)
+            seat = seats[self.chooser.randrange(len(seats))]
+            self.check(seat in engine.to_act(state), "acting seat not in to_act")
+            cmds = legal_by_seat[seat]
+            command = cmds[self.chooser.randrange(len(cmds))]
+            if self.chooser.random() < PROBE_RATE:
+                self._probe(state, seat, seats, legal_by_seat)
+            before = marshal.dumps(state, 2)
+            domain = decision_domain(len(events))
+            try:
+                new = engine.decide(state, seat, command, Rng(self.seed, domain=domain))
+            except RuleViolation as exc:
+                raise Failure(f"legal command {command!r} refused: {exc.code} {exc.message} {self.where()}") from exc
+            if marshal.dumps(state, 2) != before:
+                self.fail(f"decide mutated the state ({command!r})")
+            if not new:
+                self.fail(f"decide returned no events for {command!r}")
+            for event in new:
+                if not isinstance(event, Event):
+                    self.fail(f"decide returned {event!r}, not an Event")
+            emitted.append(marshal.dumps([e.data for e in new], 2))
+            for event in new:
+                state = engine.evolve(state, event)
+                for viewer in viewers:
+                    engine.redact_event(event, viewer)
+            events.extend(new)
+            steps.append(Step(seat, command, domain))
+            self.step += 1
+            if self.step % VIEW_EVERY == 0:
+                self._views_and_json(state, viewers)
+        self._at_end(state, events, emitted, steps, viewers)
+        return self.step
+
+    def _roundtrip(self, cmds: list[Command]) -> None:
+        seen_ids = self.seen_ids
+        for cmd in cmds:
+            if id(cmd) in seen_ids:  # the very object checked before (engines may cache commands)
+                continue
+            try:
+                key: Any = cmd
+                if key in self.roundtripped:
+                    continue
+            except TypeError:  # unhashable fields (lists): key on the JSON instead
+                key = canonical(cmd.to_json())
+                if key in self.roundtripped:
+                    continue
+            wire = json.loads(json.dumps(cmd.to_json()))
+            try:
+                back = load_intent(self.name, wire)
+            except ValidationError as exc:
+                raise Failure(f"legal command {wire} refused by the schema: {exc.messages} {self.where()}") from exc
+            self.check(back == cmd, f"schema round trip changed {cmd!r} into {back!r}")
+            self.check(type(cmd).type in self.engine.commands, f"{type(cmd).__name__} not in engine.commands")
+            self.roundtripped.add(key)
+            seen_ids[id(cmd)] = cmd  # keeps the object alive, so its id is never reused
+            for f in dataclasses.fields(cmd):
+                values = self.pool.setdefault((type(cmd), f.name), [])
+                value = getattr(cmd, f.name)
+                if len(values) < 40 and value not in values:
+                    values.append(value)
+
+    # -- illegal probes --------------------------------------------------------------------------
+
+    def _plausible(self, cls: type, field: dataclasses.Field) -> Any:
+        seen = self.pool.get((cls, field.name))
+        r = self.chooser
+        if seen and r.random() < 0.6:
+            value = r.choice(seen)
+            if type(value) is int:
+                return value + r.choice((-1, 1, 2, 7))
+            return value
+        annotation = str(field.type)
+        if "int" in annotation and "list" not in annotation:
+            return r.randint(-2, 12)
+        if "bool" in annotation:
+            return r.random() < 0.5
+        if "str" in annotation and "list" not in annotation:
+            return r.choice(("", "x", "Z", "none", "0"))
+        if "list" in annotation:
+            return r.choice(([], [0], ["x"], [0, 0]))
+        if "dict" in annotation:
+            return r.choice(({}, {"x": 1}))
+        return None
+
+    def _mutate(self, cmd: Command) -> Command | None:
+        flds = dataclasses.fields(cmd)
+        if not flds:
+            return None
+        f = self.chooser.choice(flds)
+        return dataclasses.replace(cmd, **{f.name: self._plausible(type(cmd), f)})
+
+    def _expect_refusal(self, state: dict, seat: int, cmd: Command, why: str) -> None:
+        before = marshal.dumps(state, 2)
+        try:
+            events = self.engine.decide(state, seat, cmd, Rng(self.seed, domain=999_999))
+        except RuleViolation as exc:
+            self.check(isinstance(exc.code, str) and exc.code != "", "RuleViolation without a code")
+            if marshal.dumps(state, 2) != before:
+                self.fail(f"refused {cmd!r} but mutated the state")
+            self.probes += 1
+            return
+        except Exception as exc:  # anything but RuleViolation is a bug
+            raise Failure(f"{why}: {cmd!r} by seat {seat} raised {type(exc).__name__}: {exc} {self.where()}") from exc
+        raise Failure(f"{why}: {cmd!r} by seat {seat} was accepted ({len(events)} events) {self.where()}")
+
+    def _probe(self, state: dict, seat: int, seats: list[int], legal_by_seat: dict) -> None:
+        r = self.chooser
+        cmds = legal_by_seat[seat]
+        kind = r.randrange(4)
+        if kind == 0:  # a legal command with one field mutated
+            mutated = self._mutate(r.choice(cmds))
+            if mutated is not None and mutated not in cmds:
+                self._expect_refusal(state, seat, mutated, "mutated legal command")
+        elif kind == 1:  # a legal command sent by a seat that is not to act
+            others = [s for s in range(self.n) if s not in seats]
+            if others:
+                self._expect_refusal(state, r.choice(others), r.choice(cmds), "command of another seat")
+        elif kind == 2:  # another command type with plausible field values
+            cls = r.choice(list(self.engine.commands.values()))
+            try:
+                cmd = cls(**{f.name: self._plausible(cls, f) for f in dataclasses.fields(cls)})
+            except TypeError:
+                return
+            if cmd not in cmds:
+                self._expect_refusal(state, seat, cmd, "command of another type")
+        else:  # garbage through the schema
+            wire = r.choice(cmds).to_json()
+            garbage = self._garbage(wire)
+            try:
+                cmd = load_intent(self.name, garbage)
+            except ValidationError:
+                self.probes += 1
+                return
+            except Exception as exc:
+                raise Failure(f"schema crashed on {garbage!r}: {type(exc).__name__}: {exc} {self.where()}") from exc
+            if cmd not in cmds:
+                self._expect_refusal(state, seat, cmd, f"garbage intent {garbage!r} that the schema loaded")
+
+    def _garbage(self, wire: dict[str, Any]) -> Any:
+        r = self.chooser
+        g = dict(wire)
+        choice = r.randrange(6)
+        if choice == 0:
+            return {"type": "no_such_intent_" + str(r.randrange(100))}
+        if choice == 1:
+            g["unexpected_field"] = 1
+            return g
+        if choice == 2:
+            return r.choice(([], "sell", 7, None))
+        keys = [k for k in g if k != "type"]
+        if not keys:
+            g["type"] = r.choice((3, None, ""))
+            return g
+        key = r.choice(keys)
+        if choice == 3:
+            del g[key]
+        elif choice == 4:
+            g[key] = r.choice(({"a": 1}, [[1]], 1.5, "🐙", True, None))
+        else:
+            g[key] = r.choice((-1, 10**9, "", "y"))
+        return g
+
+    # -- occasional and final checks -------------------------------------------------------------
+
+    def _views_and_json(self, state: dict, viewers: list[Any]) -> None:
+        self.check(json.loads(json.dumps(state)) == state, "state does not round-trip through JSON")
+        for viewer in viewers:
+            view = self.engine.view(state, viewer)
+            self.check(isinstance(view, dict), f"view for {viewer!r} is not a dict")
+            json.dumps(view)
+
+    def _at_end(
+        self,
+        state: dict,
+        events: list[Event],
+        emitted: list[bytes],
+        steps: list[Step],
+        viewers: list[Any],
+    ) -> None:
+        engine = self.engine
+        self._views_and_json(state, viewers)
+        # event data unchanged since it was emitted (setup events first, then one entry per step)
+        position = 0
+        for k, snapshot in enumerate(emitted):
+            count = len(marshal.loads(snapshot))
+            now = marshal.dumps([e.data for e in events[position : position + count]], 2)
+            if now != snapshot:
+                self.step = k - 1
+                self.fail("event data changed after it was emitted (does evolve alias event data?)")
+            position += count
+        # events round-trip through JSON; folding them from scratch gives the same state
+        wire = canonical([e.to_json() for e in events])
+        loaded = json.loads(wire)
+        self.check(loaded == [e.to_json() for e in events], "events do not round-trip through JSON")
+        refolded = fold(engine, [Event.from_json(obj) for obj in loaded])
+        self.check(canonical(refolded) == canonical(state), "folding the events from scratch differs")
+        # same seed, same intents: byte-identical events (canonical JSON) and the same state
+        again, state2 = replay(engine, self.n, self.options, self.seed, steps)
+        self.check(canonical([e.to_json() for e in again]) == wire, "re-deciding gave other events")
+        self.check(canonical(state2) == canonical(state), "re-deciding gave another state")
+        result = engine.result(state)
+        self.check(result is not None, "game ended without a result")
+        json.dumps(result)
+        every = {str(s) for s in range(self.n)}
+        for key in ("scores", "ranks"):
+            self.check(set(result.get(key, {})) == every, f"result[{key!r}] must name every seat")
+        self.check(sorted(result.get("ranking", [])) == list(range(self.n)), "ranking must list every seat")
+        self.check("breakdown" in result, "result without a breakdown")
+        ranks = result["ranks"]
+        self.check(ranks[str(result["ranking"][0])] == 1, "the first of the ranking must have rank 1")
+
+
+def _play(name: str, n: int, options: dict[str, Any], seed: bytes) -> int:
+    checker = Checker(name, n, options, seed)
+    intents = checker.run()
+    _TOTALS["probes"] += checker.probes
+    return intents
+
+
+def test_registry_has_engines() -> None:
+    assert engine_names(), "no engine imports: nothing to check"
+
+
+@pytest.mark.parametrize(("name", "players", "options", "start", "count"), _batches())
+def test_random_playouts(name: str, players: int, options: dict[str, Any], start: int, count: int) -> None:
+    started = time.perf_counter()
+    for index in range(start, start + count):
+        intents = _play(name, players, options, seed_for(name, players, options, index))
+        _TOTALS["games"] += 1
+        _TOTALS["intents"] += intents
+    _TOTALS["seconds"] += time.perf_counter() - started
+
+
+def test_setup_refuses_bad_player_counts() -> None:
+    for name in engine_names():
+        engine = registry.get(name)
+        for n in (engine.min_players - 1, engine.max_players + 1):
+            with pytest.raises(RuleViolation) as info:
+                engine.setup(n, {}, Rng(bytes(32)))
+            assert info.value.code == "invalid_player_count", name
+
+
+def test_repro() -> None:
+    spec = os.environ.get("QD_REPRO")
+    if not spec:
+        pytest.skip("set QD_REPRO='<game>|<players>|<options json>|<seed hex>' to replay one playout")
+    name, n, options, seed = spec.split("|")
+    _play(name, int(n), json.loads(options), bytes.fromhex(seed))
