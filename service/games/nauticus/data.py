@@ -1,0 +1,158 @@
+"""Nauticus component data, every value tagged with the checklist ID it comes from.
+
+The rulebook leaves several numbers out (turntable, prices, warehouse size); the clarifications fix them
+as [INF] values (NAU-D01..D07, NAU-A01..A20).  Decisions this engine had to add are tagged NAU-Q01...
+"""
+
+from __future__ import annotations
+
+MIN_PLAYERS = 2  # NAU-001
+MAX_PLAYERS = 4  # NAU-001
+
+# Rounds by player count (NAU-020); 7 action phases per round (NAU-021).
+ROUNDS = {2: 4, 3: 5, 4: 5}  # NAU-020
+PHASES_PER_ROUND = 7  # NAU-021
+SPACES = 8  # NAU-006: 8 action spaces / action tiles
+
+# --- Items ---------------------------------------------------------------------------------------
+# Crest ids (NAU-D05); only equality matters.  "crown" is wild (NAU-082, NAU-092).
+CRESTS = ["whale", "anchor", "crestC", "crestD"]  # NAU-D05, slot order NAU-D03
+CROWN = "crown"
+
+HULL_PARTS = ["single", "bow", "center", "stern"]  # NAU-070, slot order NAU-D03
+MASTS = ["mast_" + c for c in CRESTS]  # NAU-080 (buyable masts)
+SAILS = ["sail_" + c for c in CRESTS]  # NAU-090 (buyable sails)
+CROWN_MAST = "mast_crown"  # NAU-080: reward only
+CROWN_SAIL = "sail_crown"  # NAU-090: reward only
+GOODS = ["coffee", "grain", "fish", "salt"]  # NAU-100, slot order NAU-D03
+
+ALL_ITEMS = [*HULL_PARTS, *MASTS, CROWN_MAST, *SAILS, CROWN_SAIL, *GOODS]
+
+# Stack sizes (NAU-002).
+STACKS = {
+    "single": 18,
+    "bow": 18,
+    "stern": 18,
+    "center": 9,
+    **{m: 15 for m in MASTS},
+    CROWN_MAST: 12,
+    **{s: 15 for s in SAILS},
+    CROWN_SAIL: 12,
+    **{g: 12 for g in GOODS},
+}  # NAU-002
+
+# Warehouse (NAU-111, NAU-D04): masts take 2 spaces, everything else 1.
+WAREHOUSE_CAPACITY = 10  # NAU-D04
+SIZE = {item: (2 if item.startswith("mast_") else 1) for item in ALL_ITEMS}  # NAU-111
+
+# --- Action tiles ----------------------------------------------------------------------------------
+BUY_HULLS = "buy_hulls"
+BUY_MASTS = "buy_masts"
+BUY_SAILS = "buy_sails"
+BUY_GOODS = "buy_goods"
+TRANSPORT = "transport"
+WITHDRAW_MONEY = "withdraw_money"
+DELIVER_GOODS = "deliver_goods"
+SCORE_CROWNS = "score_crowns"
+
+ACTIONS = [
+    BUY_HULLS,
+    BUY_MASTS,
+    BUY_SAILS,
+    BUY_GOODS,
+    TRANSPORT,
+    WITHDRAW_MONEY,
+    DELIVER_GOODS,
+    SCORE_CROWNS,
+]  # NAU-006: 4 blue (paid) then 4 light (free)
+
+# Items each paid action tile offers, in slot order (NAU-D03).
+ITEMS_OF = {BUY_HULLS: HULL_PARTS, BUY_MASTS: MASTS, BUY_SAILS: SAILS, BUY_GOODS: GOODS}  # NAU-D03
+ACTION_OF_ITEM = {item: action for action, items in ITEMS_OF.items() for item in items}
+
+# Prices printed beside each board space, per slot (NAU-D02).
+PRICES = [
+    [3, 2, 1, 0],  # space 0 (3 workers)      NAU-D02
+    [1, 0, 3, 2],  # space 1 (mast)           NAU-D02
+    [2, 3, 0, 1],  # space 2 (sail)           NAU-D02
+    [0, 1, 2, 3],  # space 3 (2 VP)           NAU-D02
+    [2, 0, 1, 3],  # space 4 (2 workers)      NAU-D02
+    [0, 3, 2, 1],  # space 5 (1 worker+good)  NAU-D02
+    [3, 1, 0, 2],  # space 6 (1 worker+1 VP)  NAU-D02
+    [1, 2, 3, 0],  # space 7 (4 Taler)        NAU-D02
+]
+REPEAT_PRICE = 4  # NAU-054: 2nd+ identical item in one action
+EXTRA_PRICE = 2  # NAU-173: first copy of each item in the extra action
+EXTRA_WORKERS = 2  # NAU-171
+
+# Turntable blue workers, clockwise from the anchor segment (NAU-D01, NAU-040).
+TURNTABLE = [0, 2, 1, 2, 3, 1, 3, 2]  # NAU-D01
+
+# Bonuses by board space (NAU-030..037, order NAU-D06).
+BONUSES = [
+    {"workers": 3},  # NAU-030
+    {"item": "mast"},  # NAU-031: a regular mast of choice -> warehouse
+    {"item": "sail"},  # NAU-032: a regular sail of choice -> warehouse
+    {"vp": 2},  # NAU-033
+    {"workers": 2},  # NAU-034
+    {"workers": 1, "item": "good"},  # NAU-035
+    {"workers": 1, "vp": 1},  # NAU-036
+    {"taler": 4},  # NAU-037
+]
+BONUS_ITEMS = {"mast": MASTS, "sail": SAILS, "good": GOODS}  # NAU-031/032/035
+
+# --- Players -----------------------------------------------------------------------------------------
+START_VP = 10  # NAU-012
+START_TALER = 15  # NAU-013
+START_WORKERS = 4  # NAU-013
+# Extra Taler / workers by player count and seat (NAU-014..016).
+SEAT_EXTRA_TALER = {2: [0, 1], 3: [0, 1, 2], 4: [0, 1, 1, 2]}  # NAU-014/015/016
+SEAT_EXTRA_WORKERS = {2: [0, 0], 3: [0, 0, 1], 4: [0, 0, 1, 2]}  # NAU-014/015/016
+START_SEAT = 0  # NAU-017 / NAU-A20: seat 0 holds the start-player figure
+
+PASS_TILES = [3, 2, 1]  # NAU-013 / NAU-152: turned in this order (-3 first)
+WITHDRAW_TALER = 2  # NAU-120
+CROWN_CAP = 15  # NAU-142
+
+# --- Rewards for completed ships (NAU-162) -------------------------------------------------------
+REWARDS = ["crown_mast", "crown_sail", "victory_points", "taler", "workers", "goods"]  # NAU-162
+REWARD_VP = 3  # NAU-162
+REWARD_TALER = 7  # NAU-162
+REWARD_WORKERS = 3  # NAU-162
+REWARD_MAX_EACH = 2  # NAU-163
+
+# --- Final scoring -------------------------------------------------------------------------------
+SHIP_VP = {1: 2, 2: 8, 3: 20, 4: 35}  # NAU-191 / NAU-D07
+TALER_PER_VP = 3  # NAU-193
+
+
+def goods_set_vp(n: int) -> int:
+    """NAU-190 / NAU-D07: 1->2, 2->5, 3->9, 4->14, 5->20, each further good +5."""
+    table = [0, 2, 5, 9, 14, 20]
+    return table[n] if n <= 5 else 20 + 5 * (n - 5)
+
+
+# --- Decisions the rules leave open (NAU-Q..) ----------------------------------------------------
+# NAU-Q01: the "first copy at the printed price / 2nd+ copy 4 Taler / all four types give a gift" bookkeeping
+#   is kept per action carried out: the board action and the extra action each have their own counts and their
+#   own single gift (NAU-173 restates the gift for the extra action; NAU-056 / NAU-A08 read as one gift per
+#   action).  Why: the extra action is "an additional action" with "all other rules" in effect.
+# NAU-Q02: a bonus tile that can be received must be taken (the start player "receives" the bonus); the
+#   choose_action intent names it.  Only if no such tile fits the warehouse or all its stacks are empty is it
+#   forfeited (NAU-038).  Why: the rulebook offers no way to refuse a bonus.
+# NAU-Q03: the gift is taken with its own intent right after the purchase that completes the set, before
+#   anything else; ship rewards (an interruption, NAU-161) come before the gift if the same purchase also
+#   completed a ship.  If no gift can be received (stack empty / warehouse full) it is forfeited automatically.
+# NAU-Q04: the extra action may be started only for an action of which at least one use is possible once its
+#   2 workers are taken, and it must be used at least once before it is ended.  Why: the analogue of NAU-A01;
+#   an extra action without a use would be "take 2 workers", which the rulebook does not offer.
+# NAU-Q05: a player who carried out at least one use ends the turn with end_turn (more uses may follow until
+#   then); a pass ends the turn by itself unless the extra action is still available this turn, in which case
+#   the player ends the turn with end_turn or plays the extra action first.
+# NAU-Q06: shipyard positions are hull indices counted from the bow end (0); a hull part joining at the bow
+#   end gets position 0 (shifting the others), one joining at the stern end gets position len(hull).  Ships
+#   are numbered in the order they were started and never removed, so a ship number stays valid all game.
+# NAU-Q07: the "2 different goods" reward names its goods in slot order (coffee, grain, fish, salt) so that
+#   each choice has exactly one spelling (legal lists it once; decide accepts exactly what legal lists).
+# NAU-Q08: the start player is seat 0 (NAU-A20's default): the game takes no options, so no start_seat.
+# NAU-Q09: a pass with all 3 tiles already turned is recorded with pass_tile 0 (NAU-154: no effect).

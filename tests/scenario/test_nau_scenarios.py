@@ -1,0 +1,273 @@
+"""Nauticus acceptance scenarios NAU-S01..S07 (clarifications §3), with the exact numbers.
+
+Fixtures state the prices and blue workers they rely on (monkeypatched into the rules module), so these
+tests do not depend on the [INF] tables NAU-D01/D02.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from service.games.base import RuleViolation, fold
+from service.games.nauticus import ENGINE, rules, scoring
+from service.games.nauticus.commands import (
+    BuyItem,
+    ChooseAction,
+    EndTurn,
+    PassAction,
+    ScoreCrowns,
+    TakeGift,
+)
+from service.games.rng import Rng
+
+SEED = bytes(range(32))
+
+
+def new_game(players: int) -> dict:
+    return fold(ENGINE, ENGINE.setup(players, {}, Rng(SEED)))
+
+
+def do(state: dict, seat: int, cmd) -> list:
+    events = ENGINE.decide(state, seat, cmd, Rng(SEED, domain=99))
+    for e in events:
+        ENGINE.evolve(state, e)
+    ENGINE.check_invariants(state)
+    return events
+
+
+def refused(state: dict, seat: int, cmd) -> str:
+    with pytest.raises(RuleViolation) as info:
+        ENGINE.decide(state, seat, cmd, Rng(SEED, domain=99))
+    return info.value.code
+
+
+def fixture(monkeypatch, state: dict, action: str, space: int, prices: list[int], blue: int) -> None:
+    """Put ``action``'s tile on ``space`` with these printed prices and blue workers."""
+    layout = state["layout"]
+    i = layout.index(action)
+    layout[i], layout[space] = layout[space], layout[i]
+    table = [list(p) for p in rules.PRICES]
+    table[space] = list(prices)
+    monkeypatch.setattr(rules, "PRICES", table)
+    turntable = list(rules.TURNTABLE)
+    turntable[(space - state["turntable_anchor"]) % 8] = blue
+    monkeypatch.setattr(rules, "TURNTABLE", turntable)
+
+
+def add_ship(state: dict, seat: int, hull: list[str], masts=None, sails=None, goods=None) -> int:
+    """Put a ship straight into a shipyard, taking its tiles from the stacks (components stay conserved)."""
+    n = len(hull)
+    ship = {
+        "hull": list(hull),
+        "masts": list(masts or [None] * n),
+        "sails": list(sails or [None] * n),
+        "goods": list(goods or [None] * n),
+        "complete": False,
+    }
+    for part in hull:
+        state["stacks"][part] -= 1
+    for crest in ship["masts"]:
+        if crest:
+            state["stacks"]["mast_" + crest] -= 1
+    for crest in ship["sails"]:
+        if crest:
+            state["stacks"]["sail_" + crest] -= 1
+    for good in ship["goods"]:
+        if good:
+            state["stacks"][good] -= 1
+    from service.games.nauticus import hulls
+
+    ship["complete"] = hulls.is_complete(ship)
+    state["seats"][seat]["ships"].append(ship)
+    return len(state["seats"][seat]["ships"]) - 1
+
+
+def add_wh(state: dict, seat: int, item: str, n: int = 1) -> None:
+    s = state["seats"][seat]
+    s["warehouse"][item] = s["warehouse"].get(item, 0) + n
+    s["wh_used"] += n * (2 if item.startswith("mast_") else 1)
+    state["stacks"][item] -= n
+
+
+def test_NAU_S01_setup_money_and_workers_by_player_count():
+    """NAU-S01 (NAU-010..017, NAU-020)."""
+    expected = {2: [(15, 4), (16, 4)], 3: [(15, 4), (16, 4), (17, 5)], 4: [(15, 4), (16, 4), (16, 5), (17, 6)]}
+    for n, money in expected.items():
+        state = new_game(n)
+        assert [(s["taler"], s["workers"]) for s in state["seats"]] == money
+        for s in state["seats"]:
+            assert s["vp"] == 10
+            assert s["passes"] == 0
+            assert s["extra_tile"] is True
+        assert state["round"] == 1
+        assert state["start_player"] == 0
+        assert state["turntable_anchor"] == 0
+        assert state["rounds"] == (4 if n == 2 else 5)
+
+
+def test_NAU_S02_bonus_then_all_hulls_bow_stern_and_free_single(monkeypatch):
+    """NAU-S02: the rulebook's hull example (NAU-023, 041..043, 053, 055, 057, 073, 027, 028)."""
+    state = new_game(3)
+    fixture(monkeypatch, state, "buy_hulls", 3, [0, 1, 2, 3], 2)
+    # 1. A chooses buy hulls on space 3: +2 VP bonus.
+    do(state, 0, ChooseAction(3, ""))
+    a = state["seats"][0]
+    assert a["vp"] == 12
+    # 2. The 0-price single cannot go to the shipyard (Golden Rule).
+    assert refused(state, 0, BuyItem("single", "new_ship", 0, 0)) == "golden_rule"
+    do(state, 0, BuyItem("single", "warehouse", 0, 0))
+    do(state, 0, BuyItem("bow", "new_ship", 0, 0))
+    do(state, 0, BuyItem("stern", "ship", 0, 1))
+    do(state, 0, BuyItem("center", "new_ship", 0, 0))
+    assert state["turn"]["main"]["gift"] == 1  # all four bought: the gift is due
+    assert refused(state, 0, EndTurn()) == "gift_pending"
+    do(state, 0, TakeGift("single"))
+    assert a["taler"] == 9
+    assert a["workers"] == 2  # 2 blue + 2 own workers
+    assert a["warehouse"] == {"single": 2}
+    assert a["wh_used"] == 2
+    assert [s["hull"] for s in a["ships"]] == [["bow", "stern"], ["center"]]
+    do(state, 0, EndTurn())
+    # 3. B buys bow + stern as one ship: 1 + 3 = 4 Taler, both blue workers.
+    b = state["seats"][1]
+    do(state, 1, BuyItem("bow", "new_ship", 0, 0))
+    do(state, 1, BuyItem("stern", "ship", 0, 1))
+    assert (b["taler"], b["workers"]) == (12, 4)
+    do(state, 1, EndTurn())
+    # 4. C "buys" the 0-Taler single into the warehouse with 1 blue worker; the other is lost.
+    c = state["seats"][2]
+    do(state, 2, BuyItem("single", "warehouse", 0, 0))
+    assert state["turn"]["main"]["blue"] == 1
+    assert (c["taler"], c["workers"], c["warehouse"]) == (17, 5, {"single": 1})
+    do(state, 2, EndTurn())
+    # 5. Phase over: tile face down, anchor tile on space 3, start figure to B.
+    assert state["face_down"][3] is True
+    assert state["anchor_tile"] == 3
+    assert state["start_player"] == 1
+    assert state["step"] == "choose"
+
+
+def test_NAU_S03_masts_whale_to_warehouse_anchors_on_ship(monkeypatch):
+    """NAU-S03: whale 0 (-> warehouse), anchor 1 and anchor 4 on one ship; mixing crests refused."""
+    state = new_game(2)
+    fixture(monkeypatch, state, "buy_masts", 3, [0, 1, 2, 3], 0)
+    a = state["seats"][0]
+    a["taler"], a["workers"] = 10, 3
+    add_ship(state, 0, ["bow", "center", "stern"])
+    do(state, 0, ChooseAction(3, ""))
+    a["vp"] = 10
+    assert refused(state, 0, BuyItem("mast_whale", "ship", 0, 0)) == "golden_rule"
+    do(state, 0, BuyItem("mast_whale", "warehouse", 0, 0))
+    do(state, 0, BuyItem("mast_anchor", "ship", 0, 0))
+    do(state, 0, BuyItem("mast_anchor", "ship", 0, 1))
+    assert a["taler"] == 5
+    assert a["workers"] == 0
+    assert a["warehouse"] == {"mast_whale": 1}
+    assert a["wh_used"] == 2  # a mast takes 2 spaces
+    assert a["ships"][0]["masts"] == ["anchor", "anchor", None]
+    # A whale mast on that ship afterwards: refused (one crest per ship).
+    a["workers"] = 1
+    assert refused(state, 0, BuyItem("mast_whale", "ship", 0, 2)) == "illegal_placement"
+
+
+def test_NAU_S04_goods_and_the_cheaper_full_set(monkeypatch):
+    """NAU-S04: fish+grain+coffee+2nd coffee = 7 Taler, no gift; the full set costs 6 and gives a coffee."""
+    state = new_game(2)
+    fixture(monkeypatch, state, "buy_goods", 3, [0, 1, 2, 3], 0)
+    a = state["seats"][0]
+    a["taler"], a["workers"] = 10, 4
+    add_ship(state, 0, ["bow", "center", "stern"])
+    do(state, 0, ChooseAction(3, ""))
+    do(state, 0, BuyItem("fish", "warehouse", 0, 0))  # by choice, though a hull part is free
+    do(state, 0, BuyItem("grain", "ship", 0, 0))
+    assert refused(state, 0, BuyItem("coffee", "ship", 0, 1)) == "golden_rule"
+    do(state, 0, BuyItem("coffee", "warehouse", 0, 0))
+    do(state, 0, BuyItem("coffee", "ship", 0, 1))
+    assert a["taler"] == 3  # 2 + 1 + 0 + 4 = 7
+    assert a["workers"] == 0
+    assert state["turn"]["main"]["gift"] == 0
+    assert a["warehouse"] == {"fish": 1, "coffee": 1}
+    assert a["ships"][0]["goods"] == ["grain", "coffee", None]
+
+    # Counter-case: the four different goods for 6 Taler and a coffee as the gift; both coffees stored.
+    state = new_game(2)
+    fixture(monkeypatch, state, "buy_goods", 3, [0, 1, 2, 3], 0)
+    a = state["seats"][0]
+    a["taler"], a["workers"] = 10, 4
+    add_ship(state, 0, ["bow", "center", "stern"])
+    do(state, 0, ChooseAction(3, ""))
+    do(state, 0, BuyItem("coffee", "warehouse", 0, 0))
+    do(state, 0, BuyItem("grain", "ship", 0, 0))
+    do(state, 0, BuyItem("fish", "ship", 0, 1))
+    do(state, 0, BuyItem("salt", "ship", 0, 2))
+    do(state, 0, TakeGift("coffee"))
+    assert a["taler"] == 4
+    assert a["workers"] == 0
+    assert a["warehouse"] == {"coffee": 2}
+
+
+@pytest.mark.parametrize(("uses", "gain"), [(3, 9), (5, 15), (6, 15)])
+def test_NAU_S05_crown_scoring_and_the_15_cap(monkeypatch, uses, gain):
+    """NAU-S05: 3 crowns (crown mast on a ship, crown sail in the warehouse, 1 pass tile turned)."""
+    state = new_game(2)
+    fixture(monkeypatch, state, "score_crowns", 7, [0, 1, 2, 3], 2)
+    b = state["seats"][1]
+    add_ship(state, 1, ["single"], masts=["crown"])
+    add_wh(state, 1, "sail_crown")
+    b["passes"] = 1
+    b["vp"] = 20
+    b["workers"] = 2 if uses == 3 else 4
+    workers_before = b["workers"]
+    do(state, 0, ChooseAction(7, ""))
+    do(state, 0, PassAction())
+    do(state, 0, EndTurn())
+    assert state["acting"] == 1
+    assert scoring.crowns(b) == 3
+    for _ in range(uses):
+        do(state, 1, ScoreCrowns())
+    assert b["vp"] == 20 + gain
+    assert b["workers"] == workers_before - (uses - 2)
+    if uses == 3:
+        assert b["workers"] == 1
+
+
+def test_NAU_S06_final_scoring_example():
+    """NAU-S06: goods 39, ships 34, material 13 Taler -> 21 Taler -> +7 VP; V + 80; remainder 0."""
+    state = new_game(2)
+    seat = state["seats"][0]
+    seat["delivered"] = {"grain": 2, "fish": 3, "coffee": 6}
+    for good, n in seat["delivered"].items():
+        state["stacks"][good] -= n
+    for _ in range(3):
+        add_ship(state, 0, ["single"], masts=["whale"], sails=["whale"])
+    add_ship(state, 0, ["bow", "stern"], masts=["whale", "whale"], sails=["whale", "crown"])
+    add_ship(state, 0, ["bow", "center", "stern"], masts=["anchor"] * 3, sails=["anchor"] * 3)
+    # unfinished: 3 hull parts, 1 mast, 1 sail; 3 undelivered goods on ships
+    add_ship(state, 0, ["bow", "center"], masts=["whale", None], sails=["whale", None], goods=["salt", "salt"])
+    add_ship(state, 0, ["stern"], goods=["grain"])
+    seat["workers"] = 2
+    add_wh(state, 0, "coffee")
+    add_wh(state, 0, "bow")
+    add_wh(state, 0, "mast_crestC")
+    seat["taler"] = 8
+    seat["vp"] = 17
+    ENGINE.check_invariants(state)
+    b = scoring.seat_breakdown(seat)
+    assert b["delivered_goods"] == 39
+    assert b["completed_ships"] == 34
+    assert b["material_taler"] == 13
+    assert b["taler_total"] == 21
+    assert b["remaining_material_vp"] == 7
+    assert b["remainder"] == 0
+    assert b["total"] == 17 + 80
+
+
+def test_NAU_S07_start_player_passes_and_keeps_the_bonus():
+    """NAU-S07: choose the 4-Taler space, pass: +4 Taler, -3 tile turned, 1 crown this round."""
+    state = new_game(3)
+    do(state, 0, ChooseAction(7, ""))
+    do(state, 0, PassAction())
+    a = state["seats"][0]
+    assert a["taler"] == 19
+    assert a["passes"] == 1
+    assert scoring.crowns(a) == 1
