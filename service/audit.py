@@ -449,21 +449,28 @@ def feed_line(engine: Engine, e: StoredEvent, viewer: Viewer, reveal_all: bool) 
 
     ``reveal_all`` (organiser, or the game has finished) shows everything.
     Otherwise ``data`` is what ``engine.redact_event`` leaves for ``viewer``
-    and ``meta.intent`` is dropped unless the viewer's own seat sent it.  The
+    and ``meta.intent`` is dropped unless the viewer's own seat sent it (and
+    ``meta.seat`` too when the event's data was redacted).  The
     digests, ``prev_hash`` and ``hash`` are always the stored ones: the hash
     covers the digests, not the data, so every link still checks."""
     line = e.to_json()
     line["redacted"] = False
     if reveal_all or viewer == ADMIN:
         return line
+    data_hidden = False
     if e.type not in PLATFORM_EVENTS:
         shown = engine.redact_event(Event(e.type, e.data), viewer).data
         if shown is not e.data and canonical.canonical(shown) != canonical.canonical(e.data):
             line["data"] = shown
+            line["redacted"] = data_hidden = True
+    if e.meta.get("seat") != viewer:
+        # Another seat's intent is theirs alone; and when the event itself
+        # hides something (a secret crew choice), so is the fact that it was
+        # that seat who acted.
+        hidden = {"intent", "seat"} if data_hidden else {"intent"}
+        if any(e.meta.get(k) is not None for k in hidden):
+            line["meta"] = {k: v for k, v in e.meta.items() if k not in hidden}
             line["redacted"] = True
-    if e.meta.get("intent") is not None and e.meta.get("seat") != viewer:
-        line["meta"] = {k: v for k, v in e.meta.items() if k != "intent"}
-        line["redacted"] = True
     return line
 
 

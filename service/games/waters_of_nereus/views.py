@@ -1,0 +1,51 @@
+"""What each viewer may see (``view``) and the events as they may see them (``redact_event``).
+
+Hidden (§4 of the clarifications): science hands (owner only; others see a count), the crew
+card chosen in stage 1 before the reveal (owner only), the science deck order and contents, the
+discovery stack order and the 2 removed cards, the neutral deck order (nobody but ADMIN).
+Everything else is open information.  The bag has no order: a draw is an rng choice made when
+it happens, so only its public counts exist.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.games.base import ADMIN, Event, State, Viewer, clone_state
+from service.games.waters_of_nereus.state import to_act
+
+
+def view(state: State, viewer: Viewer) -> dict[str, Any]:
+    v = clone_state(state)
+    v["to_act"] = to_act(state)
+    if viewer == ADMIN:
+        return v
+    v["science_deck_count"] = len(v.pop("science_deck"))
+    v["discovery_stack_count"] = len(v.pop("discovery_stack"))
+    v.pop("discovery_removed")
+    v["neutral_deck_count"] = len(v.pop("neutral_deck"))
+    for i, seat in enumerate(v["seats"]):
+        if viewer != i:
+            seat["hand_count"] = len(seat.pop("hand"))
+            seat.pop("chosen")
+    return v
+
+
+def redact_event(event: Event, viewer: Viewer) -> Event:
+    if viewer == ADMIN:
+        return event
+    t = event.type
+    d = event.data
+    # Redaction keeps the event's shape: hidden cards become None placeholders.
+    if t == "DiscoveryStackShuffled":
+        return Event(t, {"stack": [None] * len(d["stack"]), "removed": [None] * len(d["removed"])})
+    if t in ("ScienceDeckShuffled", "NeutralDeckShuffled"):
+        return Event(t, {"deck": [None] * len(d["deck"])})
+    if t == "ScienceCardsDealt" and viewer != d["seat"]:
+        return Event(t, {"seat": d["seat"], "cards": [None] * len(d["cards"])})
+    if t == "ScienceCardDrawn" and viewer != d["seat"]:
+        return Event(t, {"seat": d["seat"], "card": None})
+    if t == "CrewChosen" and viewer != d["seat"]:
+        # WON-040: not even who chose is shown before the reveal.
+        return Event(t, {})
+    return event
