@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from service.games import registry
+
 HANDLE = validate.Regexp(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,31}$", error="1-32 letters, digits, '_', '.', '-'")
-GAMES = ["nautilus-industries", "nauticus", "waters-of-nereus"]
+GAMES = registry.registered()
 
 
 # -- in ---------------------------------------------------------------------
