@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 from projections.runner import project_game
@@ -46,4 +47,38 @@ def play(
         project_game(ctx.redis, ctx.store, gid)
     if stop_after is None:
         raise AssertionError(f"game {gid} did not end within {max_intents} intents")
+    return posted
+
+
+def play_fast(
+    app: Any,
+    created: dict[str, Any],
+    seed: int = 0,
+    stop_after: int | None = None,
+    *,
+    intent_prefix: str,
+    pause: float = 0,
+) -> int:
+    """Play ``created`` (a create answer) in-process through the app's game
+    service, skipping HTTP and projections, with random legal commands from
+    ``random.Random(seed)``.  Stops at the end of the game or after
+    ``stop_after`` intents, sleeping ``pause`` seconds after each one (so a
+    live reader sees the game grow).  Intent ids are ``intent_prefix`` + a
+    counter.  Returns the number of intents posted."""
+    games = app.extensions["quarterdeck"].games
+    tokens = {s["seat"]: s["token"] for s in created["seats"]}
+    chooser = random.Random(seed)
+    posted = 0
+    while stop_after is None or posted < stop_after:
+        loaded = games.load(created["id"])
+        with loaded.lock:
+            games.refresh(loaded)
+            if loaded.finished:
+                return posted
+            seat = chooser.choice(loaded.engine.to_act(loaded.state))
+            command = chooser.choice(loaded.engine.legal(loaded.state, seat))
+        games.submit(created["id"], tokens[seat], command.to_json(), None, None, f"{intent_prefix}{posted}")
+        posted += 1
+        if pause:
+            time.sleep(pause)
     return posted

@@ -4,11 +4,10 @@ runs (and not after), and the chain still checkable on redacted lines."""
 from __future__ import annotations
 
 import json
-import random
 from typing import Any
 
 import pytest
-from support import auth
+from support import auth, play_fast
 
 from service import verify
 from service.games import registry
@@ -26,24 +25,6 @@ LINE_KEYS = {
     "hash",
     "redacted",
 }
-
-
-def play_fast(app: Any, created: dict[str, Any], seed: int = 0, stop_after: int | None = None) -> int:
-    games = app.extensions["quarterdeck"].games
-    tokens = {s["seat"]: s["token"] for s in created["seats"]}
-    chooser = random.Random(seed)
-    posted = 0
-    while stop_after is None or posted < stop_after:
-        loaded = games.load(created["id"])
-        with loaded.lock:
-            games.refresh(loaded)
-            if loaded.finished:
-                return posted
-            seat = chooser.choice(loaded.engine.to_act(loaded.state))
-            command = chooser.choice(loaded.engine.legal(loaded.state, seat))
-        games.submit(created["id"], tokens[seat], command.to_json(), None, None, f"f{posted}")
-        posted += 1
-    return posted
 
 
 def feed(client, gid: str, token: str | None = None, query: str = "") -> list[dict[str, Any]]:
@@ -81,7 +62,7 @@ def _check_redaction(lines, stored, engine, viewer) -> int:
 def test_waters_of_nereus_feed_redacts_while_running_and_not_after(client, app, ctx, new_game, settings):
     created = new_game("waters-of-nereus", ["ann", "bob"])
     gid = created["id"]
-    play_fast(app, created, 7, stop_after=20)
+    play_fast(app, created, 7, stop_after=20, intent_prefix="f")
     stored = ctx.store.read(gid)
     engine = registry.get("waters-of-nereus")
     tokens = {s["seat"]: s["token"] for s in created["seats"]}
@@ -103,7 +84,7 @@ def test_waters_of_nereus_feed_redacts_while_running_and_not_after(client, app, 
         assert verify.check_chain(gid, lines, None)["ok"] is True
     assert [line["hash"] for line in spectator] == [line["hash"] for line in organiser]
 
-    play_fast(app, created, 7)
+    play_fast(app, created, 7, intent_prefix="f")
     after = feed(client, gid)
     assert not any(line["redacted"] for line in after)
     assert after == feed(client, gid, settings.admin_token)
@@ -126,21 +107,21 @@ def test_redaction_mechanism_with_a_wrapped_engine(client, app, ctx, new_game, m
     monkeypatch.setattr(engine, "redact_event", redact)
     created = new_game("nauticus", ["ann", "bob"])
     gid = created["id"]
-    play_fast(app, created, 2, stop_after=8)
+    play_fast(app, created, 2, stop_after=8, intent_prefix="f")
     stored = ctx.store.read(gid)
     hidden_type["t"] = stored[3].type
     lines = feed(client, gid)
     assert _check_redaction(lines, stored, engine, None) > 0
     assert all(line["data"] == {"hidden": True} for line in lines if line["type"] == hidden_type["t"])
     assert verify.check_chain(gid, lines, None)["ok"]
-    play_fast(app, created, 2)
+    play_fast(app, created, 2, intent_prefix="f")
     assert not any(line["redacted"] for line in feed(client, gid))
 
 
 def test_after_returns_only_later_events(client, app, new_game, settings):
     created = new_game("nauticus", ["ann", "bob"])
     gid = created["id"]
-    play_fast(app, created, 1, stop_after=5)
+    play_fast(app, created, 1, stop_after=5, intent_prefix="f")
     full = feed(client, gid, settings.admin_token)
     tail = feed(client, gid, settings.admin_token, "?after=4")
     assert [line["seq"] for line in tail] == list(range(5, len(full) + 1))

@@ -5,7 +5,6 @@ its bounded idle timeout.  Also its Server-Sent Events form."""
 from __future__ import annotations
 
 import json
-import random
 import threading
 import time
 from collections.abc import Iterator
@@ -13,29 +12,10 @@ from typing import Any
 
 import pytest
 import requests
+from support import play_fast
 from werkzeug.serving import make_server
 
 from service import verify
-
-
-def play_fast(app: Any, created: dict[str, Any], seed: int = 0, stop_after: int | None = None, pause: float = 0) -> int:
-    games = app.extensions["quarterdeck"].games
-    tokens = {s["seat"]: s["token"] for s in created["seats"]}
-    chooser = random.Random(seed)
-    posted = 0
-    while stop_after is None or posted < stop_after:
-        loaded = games.load(created["id"])
-        with loaded.lock:
-            games.refresh(loaded)
-            if loaded.finished:
-                return posted
-            seat = chooser.choice(loaded.engine.to_act(loaded.state))
-            command = chooser.choice(loaded.engine.legal(loaded.state, seat))
-        games.submit(created["id"], tokens[seat], command.to_json(), None, None, f"l{posted}")
-        posted += 1
-        if pause:
-            time.sleep(pause)
-    return posted
 
 
 @pytest.fixture
@@ -74,7 +54,7 @@ def test_follow_streams_a_game_as_it_grows_and_ends_with_it(server, app, new_gam
     reader.start()
     time.sleep(0.5)
     started = time.monotonic()
-    played = play_fast(app, created, 9, pause=0.005)
+    played = play_fast(app, created, 9, pause=0.005, intent_prefix="l")
     finished_at = time.monotonic()
     reader.join(30)
     assert not reader.is_alive(), "the live feed did not end when the game finished"
@@ -89,7 +69,7 @@ def test_follow_streams_a_game_as_it_grows_and_ends_with_it(server, app, new_gam
 
 def test_follow_ends_after_its_idle_timeout(server, app, new_game):
     created = new_game("nauticus", ["ann", "bob"])
-    play_fast(app, created, 1, stop_after=3)
+    play_fast(app, created, 1, stop_after=3, intent_prefix="l")
     started = time.monotonic()
     resp = requests.get(f"{server}/v1/games/{created['id']}/events?follow=1&timeout=1", timeout=30)
     elapsed = time.monotonic() - started
@@ -101,7 +81,7 @@ def test_follow_ends_after_its_idle_timeout(server, app, new_game):
 
 def test_follow_on_a_finished_game_returns_at_once(server, app, new_game):
     created = new_game("nauticus", ["ann", "bob"])
-    play_fast(app, created, 4)
+    play_fast(app, created, 4, intent_prefix="l")
     started = time.monotonic()
     resp = requests.get(f"{server}/v1/games/{created['id']}/events?follow=1&timeout=30&after=3", timeout=30)
     assert time.monotonic() - started < 5
@@ -112,7 +92,7 @@ def test_follow_on_a_finished_game_returns_at_once(server, app, new_game):
 
 def test_server_sent_events_form(server, app, new_game):
     created = new_game("nauticus", ["ann", "bob"])
-    play_fast(app, created, 4)
+    play_fast(app, created, 4, intent_prefix="l")
     resp = requests.get(
         f"{server}/v1/games/{created['id']}/events?follow=1",
         headers={"Accept": "text/event-stream"},

@@ -6,10 +6,11 @@ tests do not depend on the [INF] tables NAU-D01/D02.
 
 from __future__ import annotations
 
+import nau_support
 import pytest
+from nau_support import add_ship, add_wh, new_game, place_action
 
-from service.games.base import RuleViolation, fold
-from service.games.nauticus import ENGINE, rules, scoring
+from service.games.nauticus import ENGINE, scoring
 from service.games.nauticus.commands import (
     BuyItem,
     ChooseAction,
@@ -18,75 +19,10 @@ from service.games.nauticus.commands import (
     ScoreCrowns,
     TakeGift,
 )
-from service.games.rng import Rng
 
-SEED = bytes(range(32))
-
-
-def new_game(players: int) -> dict:
-    return fold(ENGINE, ENGINE.setup(players, {}, Rng(SEED)))
-
-
-def do(state: dict, seat: int, cmd) -> list:
-    events = ENGINE.decide(state, seat, cmd, Rng(SEED, domain=99))
-    for e in events:
-        ENGINE.evolve(state, e)
-    ENGINE.check_invariants(state)
-    return events
-
-
-def refused(state: dict, seat: int, cmd) -> str:
-    with pytest.raises(RuleViolation) as info:
-        ENGINE.decide(state, seat, cmd, Rng(SEED, domain=99))
-    return info.value.code
-
-
-def fixture(monkeypatch, state: dict, action: str, space: int, prices: list[int], blue: int) -> None:
-    """Put ``action``'s tile on ``space`` with these printed prices and blue workers."""
-    layout = state["layout"]
-    i = layout.index(action)
-    layout[i], layout[space] = layout[space], layout[i]
-    table = [list(p) for p in rules.PRICES]
-    table[space] = list(prices)
-    monkeypatch.setattr(rules, "PRICES", table)
-    turntable = list(rules.TURNTABLE)
-    turntable[(space - state["turntable_anchor"]) % 8] = blue
-    monkeypatch.setattr(rules, "TURNTABLE", turntable)
-
-
-def add_ship(state: dict, seat: int, hull: list[str], masts=None, sails=None, goods=None) -> int:
-    """Put a ship straight into a shipyard, taking its tiles from the stacks (components stay conserved)."""
-    n = len(hull)
-    ship = {
-        "hull": list(hull),
-        "masts": list(masts or [None] * n),
-        "sails": list(sails or [None] * n),
-        "goods": list(goods or [None] * n),
-        "complete": False,
-    }
-    for part in hull:
-        state["stacks"][part] -= 1
-    for crest in ship["masts"]:
-        if crest:
-            state["stacks"]["mast_" + crest] -= 1
-    for crest in ship["sails"]:
-        if crest:
-            state["stacks"]["sail_" + crest] -= 1
-    for good in ship["goods"]:
-        if good:
-            state["stacks"][good] -= 1
-    from service.games.nauticus import hulls
-
-    ship["complete"] = hulls.is_complete(ship)
-    state["seats"][seat]["ships"].append(ship)
-    return len(state["seats"][seat]["ships"]) - 1
-
-
-def add_wh(state: dict, seat: int, item: str, n: int = 1) -> None:
-    s = state["seats"][seat]
-    s["warehouse"][item] = s["warehouse"].get(item, 0) + n
-    s["wh_used"] += n * (2 if item.startswith("mast_") else 1)
-    state["stacks"][item] -= n
+# The checked helpers: every command these tests send must also be in ``legal``.
+do = nau_support.do
+refused = nau_support.refused
 
 
 def test_NAU_S01_setup_money_and_workers_by_player_count():
@@ -108,7 +44,7 @@ def test_NAU_S01_setup_money_and_workers_by_player_count():
 def test_NAU_S02_bonus_then_all_hulls_bow_stern_and_free_single(monkeypatch):
     """NAU-S02: the rulebook's hull example (NAU-023, 041..043, 053, 055, 057, 073, 027, 028)."""
     state = new_game(3)
-    fixture(monkeypatch, state, "buy_hulls", 3, [0, 1, 2, 3], 2)
+    place_action(monkeypatch, state, "buy_hulls", 3, [0, 1, 2, 3], 2)
     # 1. A chooses buy hulls on space 3: +2 VP bonus.
     do(state, 0, ChooseAction(3, ""))
     a = state["seats"][0]
@@ -150,7 +86,7 @@ def test_NAU_S02_bonus_then_all_hulls_bow_stern_and_free_single(monkeypatch):
 def test_NAU_S03_masts_whale_to_warehouse_anchors_on_ship(monkeypatch):
     """NAU-S03: whale 0 (-> warehouse), anchor 1 and anchor 4 on one ship; mixing crests refused."""
     state = new_game(2)
-    fixture(monkeypatch, state, "buy_masts", 3, [0, 1, 2, 3], 0)
+    place_action(monkeypatch, state, "buy_masts", 3, [0, 1, 2, 3], 0)
     a = state["seats"][0]
     a["taler"], a["workers"] = 10, 3
     add_ship(state, 0, ["bow", "center", "stern"])
@@ -173,7 +109,7 @@ def test_NAU_S03_masts_whale_to_warehouse_anchors_on_ship(monkeypatch):
 def test_NAU_S04_goods_and_the_cheaper_full_set(monkeypatch):
     """NAU-S04: fish+grain+coffee+2nd coffee = 7 Taler, no gift; the full set costs 6 and gives a coffee."""
     state = new_game(2)
-    fixture(monkeypatch, state, "buy_goods", 3, [0, 1, 2, 3], 0)
+    place_action(monkeypatch, state, "buy_goods", 3, [0, 1, 2, 3], 0)
     a = state["seats"][0]
     a["taler"], a["workers"] = 10, 4
     add_ship(state, 0, ["bow", "center", "stern"])
@@ -191,7 +127,7 @@ def test_NAU_S04_goods_and_the_cheaper_full_set(monkeypatch):
 
     # Counter-case: the four different goods for 6 Taler and a coffee as the gift; both coffees stored.
     state = new_game(2)
-    fixture(monkeypatch, state, "buy_goods", 3, [0, 1, 2, 3], 0)
+    place_action(monkeypatch, state, "buy_goods", 3, [0, 1, 2, 3], 0)
     a = state["seats"][0]
     a["taler"], a["workers"] = 10, 4
     add_ship(state, 0, ["bow", "center", "stern"])
@@ -210,7 +146,7 @@ def test_NAU_S04_goods_and_the_cheaper_full_set(monkeypatch):
 def test_NAU_S05_crown_scoring_and_the_15_cap(monkeypatch, uses, gain):
     """NAU-S05: 3 crowns (crown mast on a ship, crown sail in the warehouse, 1 pass tile turned)."""
     state = new_game(2)
-    fixture(monkeypatch, state, "score_crowns", 7, [0, 1, 2, 3], 2)
+    place_action(monkeypatch, state, "score_crowns", 7, [0, 1, 2, 3], 2)
     b = state["seats"][1]
     add_ship(state, 1, ["single"], masts=["crown"])
     add_wh(state, 1, "sail_crown")

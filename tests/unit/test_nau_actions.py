@@ -4,8 +4,8 @@ delivery, crowns and passing (NAU-003, NAU-004, NAU-030..060, NAU-100..154)."""
 from __future__ import annotations
 
 import pytest
+from nau_support import add_ship, add_wh, do, new_game, refused, start
 
-from service.games.base import Event, RuleViolation, fold
 from service.games.nauticus import ENGINE, hulls, rules, scoring
 from service.games.nauticus.commands import (
     BuyItem,
@@ -18,75 +18,6 @@ from service.games.nauticus.commands import (
     Transport,
     WithdrawMoney,
 )
-from service.games.rng import Rng
-
-SEED = bytes(range(32))
-
-
-def new_game(players: int = 2) -> dict:
-    return fold(ENGINE, ENGINE.setup(players, {}, Rng(SEED)))
-
-
-def do(state: dict, seat: int, cmd) -> list[Event]:
-    assert cmd in ENGINE.legal(state, seat)
-    events = ENGINE.decide(state, seat, cmd, Rng(SEED, domain=99))
-    for e in events:
-        ENGINE.evolve(state, e)
-    ENGINE.check_invariants(state)
-    return events
-
-
-def refused(state: dict, seat: int, cmd) -> str:
-    assert cmd not in ENGINE.legal(state, seat)
-    with pytest.raises(RuleViolation) as info:
-        ENGINE.decide(state, seat, cmd, Rng(SEED, domain=99))
-    return info.value.code
-
-
-def start(monkeypatch, state: dict, action: str, prices=(0, 1, 2, 3), blue: int = 0, space: int = 3) -> None:
-    """Fixture: ``action`` on ``space`` (default: the +2 VP space) with these prices and blue workers;
-    the start player (seat 0) chooses it."""
-    layout = state["layout"]
-    i = layout.index(action)
-    layout[i], layout[space] = layout[space], layout[i]
-    table = [list(p) for p in rules.PRICES]
-    table[space] = list(prices)
-    monkeypatch.setattr(rules, "PRICES", table)
-    turntable = list(rules.TURNTABLE)
-    turntable[(space - state["turntable_anchor"]) % 8] = blue
-    monkeypatch.setattr(rules, "TURNTABLE", turntable)
-    do(state, 0, next(c for c in ENGINE.legal(state, 0) if c.space == space))
-
-
-def add_ship(state: dict, seat: int, hull, masts=None, sails=None, goods=None) -> int:
-    n = len(hull)
-    ship = {
-        "hull": list(hull),
-        "masts": list(masts or [None] * n),
-        "sails": list(sails or [None] * n),
-        "goods": list(goods or [None] * n),
-        "complete": False,
-    }
-    for part in hull:
-        state["stacks"][part] -= 1
-    for kind in ("masts", "sails"):
-        for crest in ship[kind]:
-            if crest:
-                state["stacks"][kind[:-1] + "_" + crest] -= 1
-    for good in ship["goods"]:
-        if good:
-            state["stacks"][good] -= 1
-    ship["complete"] = hulls.is_complete(ship)
-    state["seats"][seat]["ships"].append(ship)
-    return len(state["seats"][seat]["ships"]) - 1
-
-
-def add_wh(state: dict, seat: int, item: str, n: int = 1) -> None:
-    s = state["seats"][seat]
-    s["warehouse"][item] = s["warehouse"].get(item, 0) + n
-    s["wh_used"] += n * (2 if item.startswith("mast_") else 1)
-    state["stacks"][item] -= n
-
 
 # --- bonuses -----------------------------------------------------------------------------------------------
 

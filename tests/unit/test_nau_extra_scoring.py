@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
+from nau_support import do, new_game, refused, start
 
-from service.games.base import Event, RuleViolation, fold
-from service.games.nauticus import ENGINE, rules, scoring
+from service.games.nauticus import ENGINE, scoring
 from service.games.nauticus.commands import (
     BuyItem,
     EndExtraAction,
@@ -17,42 +16,6 @@ from service.games.nauticus.commands import (
     WithdrawMoney,
 )
 from service.games.nauticus.data import SHIP_VP, goods_set_vp
-from service.games.rng import Rng
-
-SEED = bytes(range(32))
-
-
-def new_game(players: int = 2) -> dict:
-    return fold(ENGINE, ENGINE.setup(players, {}, Rng(SEED)))
-
-
-def do(state: dict, seat: int, cmd) -> list[Event]:
-    assert cmd in ENGINE.legal(state, seat)
-    events = ENGINE.decide(state, seat, cmd, Rng(SEED, domain=99))
-    for e in events:
-        ENGINE.evolve(state, e)
-    ENGINE.check_invariants(state)
-    return events
-
-
-def refused(state: dict, seat: int, cmd) -> str:
-    assert cmd not in ENGINE.legal(state, seat)
-    with pytest.raises(RuleViolation) as info:
-        ENGINE.decide(state, seat, cmd, Rng(SEED, domain=99))
-    return info.value.code
-
-
-def start(monkeypatch, state: dict, action: str, prices=(0, 1, 2, 3), blue: int = 2, space: int = 3) -> None:
-    layout = state["layout"]
-    i = layout.index(action)
-    layout[i], layout[space] = layout[space], layout[i]
-    table = [list(p) for p in rules.PRICES]
-    table[space] = list(prices)
-    monkeypatch.setattr(rules, "PRICES", table)
-    turntable = list(rules.TURNTABLE)
-    turntable[(space - state["turntable_anchor"]) % 8] = blue
-    monkeypatch.setattr(rules, "TURNTABLE", turntable)
-    do(state, 0, next(c for c in ENGINE.legal(state, 0) if c.space == space))
 
 
 def test_NAU_170_171_174_175_176_extra_action_before_the_board_action(monkeypatch):
@@ -107,7 +70,7 @@ def test_NAU_172_173_any_action_even_face_down_price_2(monkeypatch):
     """NAU-172: any of the 8 actions, even a face-down one, no bonus, board tile untouched;
     NAU-173: every item 2 Taler, the 2nd identical 4, all four give the gift."""
     state = new_game(2)
-    start(monkeypatch, state, "withdraw_money", space=3)
+    start(monkeypatch, state, "withdraw_money", blue=2, space=3)
     hull_space = state["layout"].index("buy_hulls")
     state["face_down"][hull_space] = True  # as if chosen earlier this round
     state["phase"] = 1

@@ -2,33 +2,19 @@
 
 from __future__ import annotations
 
+import nau_support
 import pytest
+from nau_support import SEED, new_game
 
-from service.games.base import ADMIN, Event, RuleViolation, fold
+from service.games.base import ADMIN, Event, RuleViolation
 from service.games.nauticus import ENGINE, rules
 from service.games.nauticus.commands import ChooseAction, EndTurn, PassAction, WithdrawMoney
 from service.games.nauticus.data import ACTIONS, ITEMS_OF, STACKS, TURNTABLE
 from service.games.rng import Rng
 
-SEED = bytes(range(32))
-
-
-def new_game(players: int, seed: bytes = SEED) -> dict:
-    return fold(ENGINE, ENGINE.setup(players, {}, Rng(seed)))
-
-
-def do(state: dict, seat: int, cmd, domain: int = 99) -> list[Event]:
-    events = ENGINE.decide(state, seat, cmd, Rng(SEED, domain=domain))
-    for e in events:
-        ENGINE.evolve(state, e)
-    ENGINE.check_invariants(state)
-    return events
-
-
-def refused(state: dict, seat: int, cmd) -> str:
-    with pytest.raises(RuleViolation) as info:
-        ENGINE.decide(state, seat, cmd, Rng(SEED, domain=99))
-    return info.value.code
+# The checked helpers: every command these tests send must also be in ``legal``.
+do = nau_support.do
+refused = nau_support.refused
 
 
 def run_phase(state: dict, space: int | None = None) -> list[Event]:

@@ -4,79 +4,12 @@ from __future__ import annotations
 
 import pytest
 from marshmallow import ValidationError
+from nau_support import add_ship, add_wh, do, new_game, refused, start
 
 from schemas.intents import load_intent
-from service.games.base import Event, RuleViolation, fold
-from service.games.nauticus import ENGINE, hulls, rules
+from service.games.nauticus import ENGINE, hulls
 from service.games.nauticus.commands import BuyItem, ChooseReward, EndTurn, PassAction, Transport
 from service.games.nauticus.data import HULL_PARTS
-from service.games.rng import Rng
-
-SEED = bytes(range(32))
-
-
-def new_game(players: int = 2) -> dict:
-    return fold(ENGINE, ENGINE.setup(players, {}, Rng(SEED)))
-
-
-def do(state: dict, seat: int, cmd) -> list[Event]:
-    assert cmd in ENGINE.legal(state, seat)
-    events = ENGINE.decide(state, seat, cmd, Rng(SEED, domain=99))
-    for e in events:
-        ENGINE.evolve(state, e)
-    ENGINE.check_invariants(state)
-    return events
-
-
-def refused(state: dict, seat: int, cmd) -> str:
-    assert cmd not in ENGINE.legal(state, seat)
-    with pytest.raises(RuleViolation) as info:
-        ENGINE.decide(state, seat, cmd, Rng(SEED, domain=99))
-    return info.value.code
-
-
-def start(monkeypatch, state: dict, action: str, prices=(1, 1, 1, 1), blue: int = 0, space: int = 3) -> None:
-    layout = state["layout"]
-    i = layout.index(action)
-    layout[i], layout[space] = layout[space], layout[i]
-    table = [list(p) for p in rules.PRICES]
-    table[space] = list(prices)
-    monkeypatch.setattr(rules, "PRICES", table)
-    turntable = list(rules.TURNTABLE)
-    turntable[(space - state["turntable_anchor"]) % 8] = blue
-    monkeypatch.setattr(rules, "TURNTABLE", turntable)
-    do(state, 0, next(c for c in ENGINE.legal(state, 0) if c.space == space))
-
-
-def add_ship(state: dict, seat: int, hull, masts=None, sails=None, goods=None) -> int:
-    n = len(hull)
-    ship = {
-        "hull": list(hull),
-        "masts": list(masts or [None] * n),
-        "sails": list(sails or [None] * n),
-        "goods": list(goods or [None] * n),
-        "complete": False,
-    }
-    for part in hull:
-        state["stacks"][part] -= 1
-    for kind in ("masts", "sails"):
-        for crest in ship[kind]:
-            if crest:
-                state["stacks"][kind[:-1] + "_" + crest] -= 1
-    for good in ship["goods"]:
-        if good:
-            state["stacks"][good] -= 1
-    ship["complete"] = hulls.is_complete(ship)
-    state["seats"][seat]["ships"].append(ship)
-    return len(state["seats"][seat]["ships"]) - 1
-
-
-def add_wh(state: dict, seat: int, item: str, n: int = 1) -> None:
-    s = state["seats"][seat]
-    s["warehouse"][item] = s["warehouse"].get(item, 0) + n
-    s["wh_used"] += n * (2 if item.startswith("mast_") else 1)
-    state["stacks"][item] -= n
-
 
 # --- hulls ------------------------------------------------------------------------------------------------
 
@@ -130,7 +63,7 @@ def test_NAU_076_077_parts_never_move_hull_over_several_actions(monkeypatch):
     state = new_game(2)
     add_ship(state, 0, ["bow"])
     add_wh(state, 0, "center")
-    start(monkeypatch, state, "transport", blue=2)
+    start(monkeypatch, state, "transport", blue=2, prices=(1, 1, 1, 1))
     assert refused(state, 0, Transport("bow", "new_ship", 0, 0)) == "not_in_warehouse"
     do(state, 0, Transport("center", "ship", 0, 1))
     do(state, 0, EndTurn())
@@ -151,7 +84,7 @@ def test_NAU_080_090_crown_masts_and_sails_cannot_be_bought(monkeypatch):
     """NAU-080 / NAU-090: only the 4 crests are on sale; crowns come from rewards."""
     for action, crown in (("buy_masts", "mast_crown"), ("buy_sails", "sail_crown")):
         state = new_game(2)
-        start(monkeypatch, state, action, blue=2)
+        start(monkeypatch, state, action, blue=2, prices=(1, 1, 1, 1))
         assert all(getattr(c, "item", "") != crown for c in ENGINE.legal(state, 0))
         assert refused(state, 0, BuyItem(crown, "warehouse", 0, 0)) == "invalid_item"
         with pytest.raises(ValidationError):
@@ -214,7 +147,7 @@ def test_NAU_160_161_completion_interrupts_with_one_reward_per_mast(monkeypatch)
     state = new_game(2)
     add_ship(state, 0, ["bow", "center", "center", "stern"], ["whale"] * 4, ["whale"] * 3 + [None])
     add_wh(state, 0, "sail_whale")
-    start(monkeypatch, state, "transport", blue=1)
+    start(monkeypatch, state, "transport", blue=1, prices=(1, 1, 1, 1))
     events = do(state, 0, Transport("sail_whale", "ship", 0, 3))
     assert [e.type for e in events] == ["TileTransported", "ShipCompleted"]
     assert events[1].data["rewards"] == 4
@@ -229,7 +162,7 @@ def test_NAU_162_163_the_six_rewards_at_most_twice_each(monkeypatch):
     state = new_game(2)
     add_ship(state, 0, ["bow", "center", "center", "stern"], ["anchor"] * 4, ["anchor"] * 3 + [None])
     add_wh(state, 0, "sail_anchor")
-    start(monkeypatch, state, "transport", blue=1)
+    start(monkeypatch, state, "transport", blue=1, prices=(1, 1, 1, 1))
     s = state["seats"][0]
     do(state, 0, Transport("sail_anchor", "ship", 0, 3))
     vp, taler, workers = s["vp"], s["taler"], s["workers"]
@@ -251,7 +184,7 @@ def test_NAU_162_163_the_six_rewards_at_most_twice_each(monkeypatch):
     state = new_game(2)
     add_ship(state, 0, ["bow", "stern"], ["anchor"] * 2, ["anchor", None])
     add_wh(state, 0, "sail_crown")
-    start(monkeypatch, state, "transport", blue=1)
+    start(monkeypatch, state, "transport", blue=1, prices=(1, 1, 1, 1))
     s = state["seats"][0]
     do(state, 0, Transport("sail_crown", "ship", 0, 1))
     do(state, 0, ChooseReward("taler", []))
@@ -266,7 +199,7 @@ def test_NAU_164_165_rewards_usable_at_once_and_chaining(monkeypatch):
     add_ship(state, 0, ["single"], ["whale"])
     add_ship(state, 0, ["single"], ["anchor"])
     add_wh(state, 0, "sail_whale")
-    start(monkeypatch, state, "transport", blue=3)
+    start(monkeypatch, state, "transport", blue=3, prices=(1, 1, 1, 1))
     events = do(state, 0, Transport("sail_whale", "ship", 0, 0))
     assert events[-1].type == "ShipCompleted"
     do(state, 0, ChooseReward("crown_sail", []))
