@@ -10,6 +10,12 @@ def game(game_id: str) -> str:
     return f"g:{{{game_id}}}"
 
 
+def pending(game_id: str) -> str:
+    """Set while a projection job for the game is queued and not yet started:
+    one queued job per game is enough (it reads everything after the checkpoint)."""
+    return f"g:{{{game_id}}}:pending"
+
+
 #: Sorted sets of game ids, newest first (score: creation time in ms).
 GAMES_ALL = "games:all"
 

@@ -13,6 +13,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,7 +23,7 @@ from prometheus_client import Histogram
 
 from projections import keys
 from projections.boards import board_fields, dumps, info_from, is_finished
-from service.eventstore import START, Cursor, EventStore, StoredEvent
+from service.eventstore import START, Cursor, EventStore, StoredEvent, StoreUnavailable
 from service.games import registry
 from service.replay import fold_stream
 
@@ -75,9 +76,13 @@ def _index_game(pipe: Any, info: dict[str, Any], fields: dict[str, str], finishe
 on_write(_index_game)
 
 
-def project_game(r: redis.Redis, store: EventStore, game_id: str, retries: int = 8) -> int:
+def project_game(
+    r: redis.Redis, store: EventStore, game_id: str, retries: int = 8, stream: list[StoredEvent] | None = None
+) -> int:
     """Fold the events after the game's checkpoint into its read model.
-    Returns the version the read model reflects afterwards."""
+    Returns the version the read model reflects afterwards.  ``stream``: the
+    game's events already read (a rebuild prefetches them); only those after
+    the checkpoint are folded, later ones are left to the next job."""
     key = keys.game(game_id)
     for _ in range(retries):
         with r.pipeline() as pipe:
@@ -85,7 +90,10 @@ def project_game(r: redis.Redis, store: EventStore, game_id: str, retries: int =
                 pipe.watch(key)
                 raw_version, raw_state, raw_info, status = pipe.hmget(key, "version", "state", "info", "status")
                 version = int(raw_version or 0)
-                events = store.read(game_id, after=version)
+                if stream is None:
+                    events = store.read_for_fold(game_id, after=version)
+                else:
+                    events = [e for e in stream if e.seq > version]
                 if not events:
                     pipe.unwatch()
                     return version
@@ -155,7 +163,16 @@ def sweep(
         for gid, head in heads.items():
             current = int(r.hget(keys.game(gid), "version") or 0)
             if current < head:
-                project_game(r, store, gid)
+                try:
+                    project_game(r, store, gid)
+                except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
+                    raise  # a server away: the next sweep starts from this cursor again
+                except Exception:
+                    # One game whose stream cannot be folded (a bug, or a
+                    # rules version this server lacks) must not stop every
+                    # other game from catching up; it is logged loudly.
+                    log.exception("sweep: game %s could not be projected", gid)
+                    continue
                 caught += 1
         seen += len(rows)
         cursor = rows[-1][0]
@@ -204,16 +221,24 @@ def rebuild_all(
     r.delete(keys.SWEEP_CURSOR)
     done = 0
     after = None
-    while True:
-        ids = store.game_ids(after=after, limit=500)
-        for gid in ids:
-            project_game(r, store, gid)
-            done += 1
-        if progress and ids:
-            progress(f"boards: {done} games rebuilt")
-        if len(ids) < 500:
-            break
-        after = ids[-1]
+    # Pipelined: the next game's stream is read (PostgreSQL working, our
+    # thread waiting with the GIL released) while this one is folded; at most
+    # two streams are held at a time, so memory stays flat.
+    with ThreadPoolExecutor(1, thread_name_prefix="rebuild-read") as reader:
+        while True:
+            ids = store.game_ids(after=after, limit=500)
+            ahead = reader.submit(store.read_for_fold, ids[0]) if ids else None
+            for i, gid in enumerate(ids):
+                assert ahead is not None
+                stream = ahead.result()
+                ahead = reader.submit(store.read_for_fold, ids[i + 1]) if i + 1 < len(ids) else None
+                project_game(r, store, gid, stream=stream)
+                done += 1
+            if progress and ids:
+                progress(f"boards: {done} games rebuilt")
+            if len(ids) < 500:
+                break
+            after = ids[-1]
     for consumer in global_consumers:
         consumer(r, store, True, progress)
     return done

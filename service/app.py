@@ -12,12 +12,13 @@ from psycopg_pool import ConnectionPool
 from rq import Queue
 from werkzeug.exceptions import HTTPException
 
+from projections import keys
 from schemas.http import ErrorOut
 from service import metrics
 from service.api import common
 from service.config import Settings
 from service.errors import ApiError, unavailable
-from service.eventstore import EventStore, StoreUnavailable
+from service.eventstore import EventStore, StoreUnavailable, check_if_idle
 from service.handlers import GameService
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,10 @@ class QuarterdeckApi(Api):
     ERROR_SCHEMA = ErrorOut
 
 
+#: Seconds a "job queued" flag lives at most (see ``_enqueuer``).
+PENDING_TTL = 30
+
+
 def _enqueuer(r: redis.Redis, queue_name: str):
     queue = Queue(queue_name, connection=r)
 
@@ -47,6 +52,14 @@ def _enqueuer(r: redis.Redis, queue_name: str):
         """After commit: ask a worker to project the game.  If Redis is away
         the intent still stands; the worker's sweep projects it later."""
         try:
+            # Coalesce: while a job for this game is queued and not started, it
+            # will read this commit too (the job clears the flag before reading).
+            # Under load this turns one job per intent into one per game, and
+            # RQ's own bookkeeping costs several times a projection.  The TTL
+            # bounds the damage of a job lost after the flag was set (the sweep
+            # catches such a game up meanwhile).
+            if not r.set(keys.pending(game_id), b"1", nx=True, ex=PENDING_TTL):
+                return
             queue.enqueue_call("workers.jobs.project", args=(game_id,), result_ttl=0, failure_ttl=3600)
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             metrics.ENQUEUE_FAILURES.inc()
@@ -76,7 +89,10 @@ def create_app(settings: Settings | None = None, **flask_config: Any) -> Flask:
         min_size=settings.pool_min,
         max_size=settings.pool_max,
         open=False,
-        check=ConnectionPool.check_connection,
+        check=check_if_idle,
+        # Autocommit: a read is one round trip (no BEGIN, no COMMIT on return to
+        # the pool); writes that need a transaction open one explicitly.
+        kwargs={"autocommit": True},
         reconnect_timeout=0,
     )
     pool.open(wait=False)

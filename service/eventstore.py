@@ -12,17 +12,24 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import psycopg
 from psycopg.rows import tuple_row
-from psycopg.types.json import Json, Jsonb
+from psycopg.types.json import Json, Jsonb, set_json_loads
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from service import canonical
+
+# Parse json/jsonb columns with orjson (same Python values, same key order as
+# the text): reading a stream was dominated by the standard library's parser
+# (``make bench``: rebuild and cold loads, docs/PERFORMANCE.md).
+set_json_loads(orjson.loads)
 
 #: Events the platform writes around the engine's own.
 GAME_CREATED = "GameCreated"
@@ -106,11 +113,23 @@ class IdempotentWrite:
 
 
 _EVENT_COLS = "game_id, seq, type, schema_version, data, meta, data_digest, meta_digest, prev_hash, hash"
-_INSERT_FIRST = (
-    f"INSERT INTO events ({_EVENT_COLS}) "
-    "SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s "
-    "WHERE (SELECT coalesce(max(seq), 0) FROM events WHERE game_id = %s) = %s"
-)
+_ROW = "(%s::uuid, %s::int, %s::text, %s::smallint, %s::jsonb, %s::jsonb, %s::text, %s::text, %s::text, %s::text)"
+
+
+_GUARDED_ROWS = 1000
+
+
+def _insert_guarded(n: int) -> str:
+    """All ``n`` rows of one append in ONE statement, inserted only if the
+    stream's head is still the expected version (the last parameter): one
+    round trip, and atomic on its own, so an autocommit connection needs no
+    BEGIN/COMMIT round trips either."""
+    return (
+        f"INSERT INTO events ({_EVENT_COLS}) SELECT * FROM (VALUES {', '.join([_ROW] * n)}) AS v"
+        " WHERE (SELECT coalesce(max(seq), 0) FROM events WHERE game_id = %s) = %s"
+    )
+
+
 _INSERT = f"INSERT INTO events ({_EVENT_COLS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 _SELECT = (
     "SELECT game_id::text, seq, type, schema_version, data, meta, data_digest, meta_digest, prev_hash, hash FROM events"
@@ -132,6 +151,25 @@ def seal_events(
         out.append(StoredEvent(game_id, seq, ev.type, ev.schema_version, ev.data, ev.meta, dd, md, prev_hash, h))
         prev_hash = h
     return out
+
+
+#: A pooled connection checked out less than this many seconds ago is not
+#: pinged again before reuse (see :func:`check_if_idle`).
+RECHECK_AFTER = 2.0
+
+
+def check_if_idle(conn: psycopg.Connection) -> None:
+    """The pools' ``check``: ping a connection before reuse only if it has not
+    been used for :data:`RECHECK_AFTER` seconds.  Pinging on every checkout
+    cost one round trip per query — a third of an intent's round trips
+    (``make bench``).  A connection that broke within that window (a restarted
+    server) fails its query: the request answers 503, nothing is written, and
+    the pool discards the broken connection, as it would for one that broke
+    between a ping and its use."""
+    now = time.monotonic()
+    if now - getattr(conn, "_qd_used_at", float("-inf")) >= RECHECK_AFTER:
+        ConnectionPool.check_connection(conn)
+    conn._qd_used_at = now  # type: ignore[attr-defined]
 
 
 class EventStore:
@@ -213,27 +251,40 @@ class EventStore:
         transaction.  Raises :class:`Conflict` if the stream moved."""
         sealed = seal_events(seed, game_id, expected_version + 1, prev_hash, events)
         gid = uuid.UUID(game_id)
+        # One guarded statement for the first rows (at most _GUARDED_ROWS: 10
+        # parameters a row, and PostgreSQL takes 65535); the rest, if any,
+        # in the same transaction.
+        head = sealed[:_GUARDED_ROWS]
+        params = [p for e in head for p in self._params(gid, e)]
+        params += [gid, expected_version]
         try:
-            with self._conn() as conn, conn.transaction(), conn.cursor() as cur:
-                first = sealed[0]
-                cur.execute(_INSERT_FIRST, (*self._params(gid, first), gid, expected_version))
-                if cur.rowcount != 1:
-                    raise Conflict(expected_version)
-                if len(sealed) > 1:
-                    cur.executemany(_INSERT, [self._params(gid, e) for e in sealed[1:]])
-                if idempotent is not None:
-                    cur.execute(
-                        "INSERT INTO intent_keys (game_id, key, seat, request_hash, response)"
-                        " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                        (gid, idempotent.key, idempotent.seat, idempotent.request_hash, Jsonb(idempotent.response)),
-                    )
-                    if cur.rowcount != 1:
-                        raise DuplicateKey(idempotent.key)
-                if snapshot is not None:
-                    cur.execute(
-                        "INSERT INTO snapshots (game_id, version, state) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                        (gid, snapshot[0], Json(snapshot[1])),
-                    )
+            with self._conn() as conn, conn.cursor() as cur:
+                if idempotent is None and snapshot is None and len(sealed) == len(head):
+                    # The common case: one statement, no explicit transaction.
+                    cur.execute(_insert_guarded(len(head)), params)
+                    if cur.rowcount != len(head):
+                        raise Conflict(expected_version)
+                    return sealed
+                with conn.transaction():
+                    cur.execute(_insert_guarded(len(head)), params)
+                    if cur.rowcount != len(head):
+                        raise Conflict(expected_version)
+                    if len(sealed) > len(head):
+                        cur.executemany(_INSERT, [self._params(gid, e) for e in sealed[len(head) :]])
+                    if idempotent is not None:
+                        cur.execute(
+                            "INSERT INTO intent_keys (game_id, key, seat, request_hash, response)"
+                            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                            (gid, idempotent.key, idempotent.seat, idempotent.request_hash, Jsonb(idempotent.response)),
+                        )
+                        if cur.rowcount != 1:
+                            raise DuplicateKey(idempotent.key)
+                    if snapshot is not None:
+                        cur.execute(
+                            "INSERT INTO snapshots (game_id, version, state) VALUES (%s, %s, %s)"
+                            " ON CONFLICT DO NOTHING",
+                            (gid, snapshot[0], Json(snapshot[1])),
+                        )
         except psycopg.errors.UniqueViolation as exc:
             raise Conflict(expected_version) from exc
         except psycopg.OperationalError as exc:
@@ -276,6 +327,18 @@ class EventStore:
             params.append(upto)
         return [_row_to_event(r) for r in self._fetch(q + " ORDER BY seq", params)]
 
+    def read_for_fold(self, game_id: str, after: int = 0) -> list[StoredEvent]:
+        """Like :meth:`read`, for projections: ``meta`` holds only
+        ``received_at`` and the digests and hashes are empty strings.  A fold
+        needs nothing else, and the rest is ~85% of a row's bytes to send and
+        parse (``make bench``: rebuild).  Never for feeds, exports or audits."""
+        rows = self._fetch(
+            "SELECT game_id::text, seq, type, schema_version, data, meta->>'received_at' FROM events"
+            " WHERE game_id = %s AND seq > %s ORDER BY seq",
+            (uuid.UUID(game_id), after),
+        )
+        return [StoredEvent(r[0], r[1], r[2], r[3], r[4], {"received_at": r[5]}, "", "", "", "") for r in rows]
+
     def iter_stream(self, game_id: str, after: int = 0, batch: int = 1000) -> Iterator[StoredEvent]:
         """The stream in batches, without holding it all in memory."""
         while True:
@@ -308,7 +371,9 @@ class EventStore:
         if types:
             q += " AND type = ANY(%s)"
             params.append(list(types))
-        q += " ORDER BY tx_id, position LIMIT %s"
+        # Qualified: a bare "tx_id" here would name the text output column and
+        # sort 100115 before 96498.
+        q += " ORDER BY events.tx_id, events.position LIMIT %s"
         params.append(limit)
         return [((r[0], r[1]), _row_to_event(r[2:])) for r in self._fetch(q, params)]
 

@@ -144,7 +144,9 @@ class GameService:
             "version": sealed[-1].seq,
             "seed_commitment": commit,
             "rules_version": engine.version,
-            "seats": [{"seat": i, "player": p, "token": t} for i, (p, t) in enumerate(zip(players, tokens, strict=True))],
+            "seats": [
+                {"seat": i, "player": p, "token": t} for i, (p, t) in enumerate(zip(players, tokens, strict=True))
+            ],
         }
 
     # -- loading ----------------------------------------------------------
@@ -257,7 +259,12 @@ class GameService:
         idempotency_key: str | None,
         request_hash: str,
     ) -> dict[str, Any]:
-        self.refresh(loaded)
+        # The append is guarded by the stream's head.  When the client names the
+        # version it expects and the cache is at exactly that version, reading
+        # the stream first could only confirm what the append checks anyway
+        # (a stream that moved is a 409 either way): skip the round trip.
+        if expected_version is None or loaded.state is None or loaded.version != expected_version:
+            self.refresh(loaded)
         version = loaded.version
         if expected_version is not None and expected_version != version:
             raise Conflict(expected_version, version)

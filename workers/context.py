@@ -9,7 +9,7 @@ import redis
 from psycopg_pool import ConnectionPool
 
 from service.config import Settings
-from service.eventstore import EventStore
+from service.eventstore import EventStore, check_if_idle
 
 
 @dataclass
@@ -34,7 +34,10 @@ def make_context(settings: Settings) -> Context:
         max_size=settings.pool_max,
         open=False,
         reconnect_timeout=0,
-        check=ConnectionPool.check_connection,
+        check=check_if_idle,
+        # Autocommit: a read is one round trip (no BEGIN, no COMMIT on return to
+        # the pool); writes that need a transaction open one explicitly.
+        kwargs={"autocommit": True},
     )
     pool.open(wait=False)
     store = EventStore(pool, settings.pool_timeout)

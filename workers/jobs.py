@@ -16,6 +16,9 @@ def project(game_id: str) -> int:
     """Catch one game's read models up with its stream."""
     ctx = context.get()
     started = time.perf_counter()
+    # Before reading the stream: an intent committed from now on enqueues a
+    # new job (see the API's enqueuer), one committed before is read below.
+    ctx.redis.delete(keys.pending(game_id))
     version = runner.project_game(ctx.redis, ctx.store, game_id)
     if ctx.redis.hget(keys.game(game_id), "status") == b"finished":
         # A finished game changes the global projections (leaderboards).  They

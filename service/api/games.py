@@ -43,21 +43,28 @@ def _read_model(game_id: str, extra: list[str], min_version: int | None) -> dict
     r = svc.redis
     key = keys.game(game_id)
     names = [*_FIELDS, *extra]
-    values = r.hmget(key, names)
-    if values[0] is None:
-        if svc.store.game(game_id) is None:
-            raise not_found()
-        project_game(r, svc.store, game_id)
+
+    def fetch() -> list[Any]:
+        # The hash can vanish at any read, mid-wait included (Redis flushed or
+        # restarted empty): project it again rather than fail.
         values = r.hmget(key, names)
         if values[0] is None:
-            raise not_found()
+            if svc.store.game(game_id) is None:
+                raise not_found()
+            project_game(r, svc.store, game_id)
+            values = r.hmget(key, names)
+            if values[0] is None:
+                raise not_found()
+        return values
+
+    values = fetch()
     if min_version is not None and int(values[0]) < min_version:
         deadline = time.monotonic() + svc.settings.max_wait_seconds
         pause = 0.002
         while int(values[0]) < min_version and time.monotonic() < deadline:
             time.sleep(pause)
             pause = min(pause * 1.5, 0.05)
-            values = r.hmget(key, names)
+            values = fetch()
     return dict(zip(names, values, strict=True))
 
 
@@ -170,6 +177,9 @@ def get_legal(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
         raise ApiError(403, "seat_token_required", "Legal intents belong to a seat: send a seat's token.")
     # Re-read version and legal together so they always match.
     version, legal = services().redis.hmget(keys.game(gid), "version", f"legal:{viewer}")
+    if version is None:  # flushed since the read above: read (and so project) again
+        _read_model(gid, [], None)
+        version, legal = services().redis.hmget(keys.game(gid), "version", f"legal:{viewer}")
     return {"version": int(version), "seat": viewer, "intents": json.loads(legal or b"[]")}
 
 

@@ -1,0 +1,443 @@
+"""Leaderboards: ratings, wins and scores per game type and per player.
+
+A global consumer (``runner.global_consumers``): it reads ``GameFinished``
+events from the event store's global feed (``EventStore.read_all``) in
+``(tx_id, position)`` order and folds them into Redis.  Ratings depend on the
+order in which games finished, so the order must be the same for every reader:
+
+* ``read_all`` only returns events of transactions older than the oldest one
+  still running, so a transaction that commits late can never be skipped and
+  the feed is one total order that only ever grows at the end;
+* the consumer's cursor (``lb:{lb}:cursor``) and everything it derived from
+  the events before it are written in one ``MULTI``/``EXEC``, guarded by a
+  ``WATCH`` on the cursor.  Every write moves the cursor, so two consumers
+  (a duplicated job, two workers, a sweep and a rebuild) that read the same
+  cursor cannot both commit: the loser retries from the winner's cursor.
+  Each finished game is therefore counted exactly once, in feed order;
+* every value is a pure function of the events before the cursor, serialised
+  deterministically (sorted keys, fixed decimal formatting), so a rebuild
+  from an empty Redis writes byte-identical keys (docs/LEADERBOARDS.md).
+
+Ratings: openskill's Plackett-Luce model, one rating per (game type, player),
+updated with each finished game's ranks (1 = best, ties share a rank).
+
+Keys (all share the hash tag ``{lb}``: one Redis Cluster slot, so the whole
+update is one transaction)::
+
+    lb:{lb}:cursor               JSON [tx_id, position] of the last folded event
+    lb:{lb}:meta                 hash  game -> number of finished games folded
+    lb:{lb}:stats:<game>         hash  player -> canonical JSON of the player's record
+    lb:{lb}:board:<game>         zset  player, score = -rating (ZRANGE = best first,
+                                 equal ratings by handle)
+    lb:{lb}:recent:<player>      list  newest first, canonical JSON, at most RECENT
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import redis
+
+from projections import runner
+from service.eventstore import GAME_FINISHED, START, Cursor, EventStore, StoredEvent
+
+if TYPE_CHECKING:
+    from openskill.models import PlackettLuce
+
+log = logging.getLogger(__name__)
+
+PREFIX = "lb:{lb}:"
+CURSOR = PREFIX + "cursor"
+META = PREFIX + "meta"
+#: Games kept in a player's recent list.
+RECENT = 20
+#: Finished games folded per transaction.
+BATCH = 200
+
+
+@cache
+def model() -> PlackettLuce:
+    """openskill's defaults (mu 25, sigma 25/3, beta 25/6, tau 25/300), named
+    so that a change of library default cannot silently change our ratings.
+    Made on first use: the worker imports this module at start, and most of
+    its jobs never rate anything."""
+    from openskill.models import PlackettLuce
+
+    return PlackettLuce(mu=25.0, sigma=25.0 / 3.0, beta=25.0 / 6.0, tau=25.0 / 300.0)
+
+
+#: mu and sigma are stored with this many decimals and every update starts
+#: from the stored (rounded) values, so the rating of a player never depends
+#: on more than what is written in Redis (a worker and a rebuild on machines
+#: whose libm differ in the last bit still agree).
+STATE_DECIMALS = 9
+#: Ratings, averages and other derived numbers as shown.
+SHOW_DECIMALS = 6
+
+
+def stats_key(game: str) -> str:
+    return f"{PREFIX}stats:{game}"
+
+
+def board_key(game: str) -> str:
+    return f"{PREFIX}board:{game}"
+
+
+def recent_key(player: str) -> str:
+    return f"{PREFIX}recent:{player}"
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def fixed(x: float, decimals: int) -> str:
+    """A float as fixed-point text; ``-0`` is written ``0``."""
+    text = f"{x:.{decimals}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def rating_of(mu: float, sigma: float) -> float:
+    """The displayed rating: openskill's conservative ordinal, mu - 3 sigma."""
+    return float(fixed(mu - 3.0 * sigma, SHOW_DECIMALS))
+
+
+def _board_score(rec: dict[str, Any]) -> float:
+    # Negated so that ZRANGE lists the best first and equal ratings by
+    # handle; ``+ 0.0`` turns -0.0 into 0.0 so both spell the same.
+    return -rating_of(float(rec["mu"]), float(rec["sigma"])) + 0.0
+
+
+def new_record() -> dict[str, Any]:
+    return {
+        "mu": fixed(model().mu, STATE_DECIMALS),
+        "sigma": fixed(model().sigma, STATE_DECIMALS),
+        "games": 0,
+        "wins": 0,
+        "score_sum": 0,
+        "best": None,
+        "last_game": None,
+        "last_finished_at": None,
+    }
+
+
+# -- folding ------------------------------------------------------------------
+@dataclass
+class _Finished:
+    """What the leaderboards need of one ``GameFinished`` event."""
+
+    game_id: str
+    game: str
+    players: list[str]
+    scores: list[Any]
+    ranks: list[int]
+    finished_at: str
+
+
+def _finished(event: StoredEvent, game: str, players: list[str]) -> _Finished | None:
+    """``None`` for a result the leaderboards cannot use (no ranks): such a
+    game is passed over, the same way live and in a rebuild, rather than
+    blocking every game after it."""
+    result = event.data.get("result")
+    result = result if isinstance(result, dict) else {}
+    seats = range(len(players))
+    scores = result.get("scores") if isinstance(result.get("scores"), dict) else {}
+    if isinstance(result.get("ranks"), dict) and all(str(s) in result["ranks"] for s in seats):
+        ranks = [int(result["ranks"][str(s)]) for s in seats]
+    elif isinstance(result.get("ranking"), list) and sorted(result["ranking"]) == list(seats):
+        ranks = [result["ranking"].index(s) + 1 for s in seats]  # no ties recorded
+    else:
+        log.warning("leaderboards: game %s finished without ranks; not counted", event.game_id)
+        return None
+    return _Finished(
+        game_id=event.game_id,
+        game=game,
+        players=players,
+        scores=[scores.get(str(s)) for s in seats],
+        ranks=ranks,
+        finished_at=event.meta.get("received_at") or "",
+    )
+
+
+class _Fold:
+    """Records touched by one batch, loaded on first use from the watched pipe."""
+
+    def __init__(self, pipe: Any):
+        self.pipe = pipe
+        self.records: dict[tuple[str, str], dict[str, Any]] = {}
+        self.counts: dict[str, int] = {}
+        self.recent: dict[str, list[str]] = {}
+
+    def record(self, game: str, player: str) -> dict[str, Any]:
+        key = (game, player)
+        if key not in self.records:
+            raw = self.pipe.hget(stats_key(game), player)
+            self.records[key] = json.loads(raw) if raw else new_record()
+        return self.records[key]
+
+    def count(self, game: str) -> int:
+        if game not in self.counts:
+            self.counts[game] = int(self.pipe.hget(META, game) or 0)
+        return self.counts[game]
+
+    def apply(self, f: _Finished) -> None:
+        records = [self.record(f.game, p) for p in f.players]
+        teams = [
+            [model().create_rating([float(rec["mu"]), float(rec["sigma"])], name=p)]
+            for rec, p in zip(records, f.players, strict=True)
+        ]
+        # Plackett-Luce with ranks (lower is better; equal ranks are a tie).
+        # A solitaire result has nobody to be rated against.
+        rated = model().rate(teams, ranks=[float(k) for k in f.ranks]) if len(teams) > 1 else teams
+        for seat, (rec, team) in enumerate(zip(records, rated, strict=True)):
+            rec["mu"] = fixed(team[0].mu, STATE_DECIMALS)
+            rec["sigma"] = fixed(team[0].sigma, STATE_DECIMALS)
+            rec["games"] += 1
+            rec["wins"] += 1 if f.ranks[seat] == 1 else 0
+            score = f.scores[seat]
+            if isinstance(score, int | float) and not isinstance(score, bool):
+                rec["score_sum"] += score
+                rec["best"] = score if rec["best"] is None else max(rec["best"], score)
+            rec["last_game"] = f.game_id
+            rec["last_finished_at"] = f.finished_at
+        self.counts[f.game] = self.count(f.game) + 1
+        for seat, player in enumerate(f.players):
+            rec = records[seat]
+            entry = {
+                "game_id": f.game_id,
+                "game": f.game,
+                "finished_at": f.finished_at,
+                "seat": seat,
+                "rank": f.ranks[seat],
+                "score": f.scores[seat],
+                "players": [{"player": p, "rank": f.ranks[i], "score": f.scores[i]} for i, p in enumerate(f.players)],
+                "rating_after": fixed(rating_of(float(rec["mu"]), float(rec["sigma"])), SHOW_DECIMALS),
+            }
+            self.recent.setdefault(player, []).append(dumps(entry))
+
+    def write(self, pipe: Any) -> None:
+        """Queue every write of the batch on ``pipe`` (inside MULTI)."""
+        by_game: dict[str, dict[str, str]] = {}
+        for (game, player), rec in sorted(self.records.items()):
+            by_game.setdefault(game, {})[player] = dumps(rec)
+        for game, mapping in by_game.items():
+            pipe.hset(stats_key(game), mapping=mapping)
+            pipe.zadd(board_key(game), {player: _board_score(self.records[(game, player)]) for player in mapping})
+        if self.counts:
+            pipe.hset(META, mapping={g: str(n) for g, n in sorted(self.counts.items())})
+        for player, entries in sorted(self.recent.items()):
+            # LPUSH of oldest..newest leaves the newest at the head.
+            pipe.lpush(recent_key(player), *entries)
+            pipe.ltrim(recent_key(player), 0, RECENT - 1)
+
+
+# -- the consumer -------------------------------------------------------------
+def read_cursor(raw: bytes | None) -> Cursor:
+    if not raw:
+        return START
+    tx, pos = json.loads(raw)
+    return (str(tx), int(pos))
+
+
+def _players_of(store: EventStore, cache: dict[str, tuple[str, list[str]]], game_id: str) -> tuple[str, list[str]]:
+    """Game type and player handles (seat = index) from the game's record,
+    which holds the same as its ``GameCreated`` event."""
+    if game_id not in cache:
+        record = store.game(game_id)
+        if record is None:  # pragma: no cover - events reference their game (foreign key)
+            raise RuntimeError(f"GameFinished for unknown game {game_id}")
+        cache[game_id] = (record.game, list(record.players))
+    return cache[game_id]
+
+
+def _check_order(cursor: Cursor, cursors: list[Cursor]) -> None:
+    """Ratings are only right if the feed moves strictly forward: refuse
+    (loudly, writing nothing) rather than fold a game twice."""
+    previous = (int(cursor[0]), cursor[1])
+    for c in cursors:
+        current = (int(c[0]), c[1])
+        if current <= previous:
+            raise RuntimeError(f"global feed out of order: {c} after {previous}")
+        previous = current
+
+
+def step(r: redis.Redis, store: EventStore, batch: int = BATCH) -> int | None:
+    """Fold the next batch of finished games in one transaction.
+
+    Returns how many were folded (0: caught up), or ``None`` if another
+    consumer moved the cursor first (nothing was written; try again)."""
+    games: dict[str, tuple[str, list[str]]] = {}
+    with r.pipeline() as pipe:
+        try:
+            pipe.watch(CURSOR)
+            cursor = read_cursor(pipe.get(CURSOR))
+            rows = store.read_all(after=cursor, limit=batch, types=[GAME_FINISHED])
+            if not rows:
+                pipe.unwatch()
+                return 0
+            _check_order(cursor, [c for c, _ in rows])
+            fold = _Fold(pipe)
+            for _, event in rows:
+                game, players = _players_of(store, games, event.game_id)
+                finished = _finished(event, game, players)
+                if finished is not None:
+                    fold.apply(finished)
+            pipe.multi()
+            fold.write(pipe)
+            pipe.set(CURSOR, dumps(list(rows[-1][0])))
+            pipe.execute()
+            return len(rows)
+        except redis.WatchError:
+            return None
+
+
+def reset(r: redis.Redis, retries: int = 20) -> None:
+    """Drop every leaderboard key, cursor included, in one transaction."""
+    for _ in range(retries):
+        with r.pipeline() as pipe:
+            try:
+                pipe.watch(CURSOR)
+                # A key created after this scan also moves the cursor, so the
+                # EXEC below fails and we scan again.
+                found = list(pipe.scan_iter(match=PREFIX + "*", count=1000))
+                pipe.multi()
+                if found:
+                    pipe.delete(*found)
+                pipe.delete(CURSOR)
+                pipe.execute()
+                return
+            except redis.WatchError:
+                continue
+    raise RuntimeError("leaderboards: could not reset (the cursor kept moving)")
+
+
+def consume(
+    r: redis.Redis,
+    store: EventStore,
+    rebuild: bool = False,
+    progress: Callable[[str], None] | None = None,
+    batch: int = BATCH,
+    max_conflicts: int = 50,
+) -> int:
+    """Fold every finished game after the cursor; with ``rebuild``, drop the
+    leaderboards first and fold everything from the start.  Returns the number
+    of games this call folded.
+
+    Losing a race to another consumer is normal (it did the work); after
+    ``max_conflicts`` lost races in a row we stop and leave the rest to the
+    winner or to the next sweep."""
+    if rebuild:
+        reset(r)
+    folded = conflicts = 0
+    while conflicts < max_conflicts:
+        n = step(r, store, batch)
+        if n is None:
+            conflicts += 1
+            continue
+        conflicts = 0
+        if n == 0:
+            break
+        folded += n
+        if progress:
+            progress(f"leaderboards: {folded} finished game(s) folded")
+    return folded
+
+
+runner.global_consumers.append(consume)
+
+
+# -- reading (the query side) -------------------------------------------------
+def present(player: str, rec: dict[str, Any]) -> dict[str, Any]:
+    """A player's record as the API shows it."""
+    mu, sigma = float(rec["mu"]), float(rec["sigma"])
+    games = rec["games"]
+    return {
+        "player": player,
+        "rating": rating_of(mu, sigma),
+        "mu": float(fixed(mu, SHOW_DECIMALS)),
+        "sigma": float(fixed(sigma, SHOW_DECIMALS)),
+        "games": games,
+        "wins": rec["wins"],
+        "average_score": float(fixed(rec["score_sum"] / games, SHOW_DECIMALS)) if games else None,
+        "best_score": rec["best"],
+    }
+
+
+def _consistent(r: redis.Redis, read: Callable[[Any], Any], retries: int = 20) -> Any:
+    """Run ``read(pipe)`` against one version of the leaderboards: if the
+    consumer commits meanwhile (the cursor moves), read again."""
+    for _ in range(retries):
+        with r.pipeline() as pipe:
+            try:
+                pipe.watch(CURSOR)
+                out = read(pipe)
+                pipe.multi()
+                pipe.get(CURSOR)
+                pipe.execute()
+                return out
+            except redis.WatchError:
+                continue
+    # Only under a storm of writes: answer from the latest state, unguarded.
+    return read(r)  # pragma: no cover
+
+
+def board(r: redis.Redis, game: str, offset: int, limit: int) -> dict[str, Any]:
+    """One page of a game type's leaderboard, best first."""
+
+    def read(pipe: Any) -> dict[str, Any]:
+        players = [p.decode() for p in pipe.zrange(board_key(game), offset, offset + limit - 1)]
+        raws = pipe.hmget(stats_key(game), players) if players else []
+        entries = []
+        for i, (player, raw) in enumerate(zip(players, raws, strict=True)):
+            if raw is not None:
+                entries.append({"position": offset + i + 1, **present(player, json.loads(raw))})
+        return {
+            "game": game,
+            "entries": entries,
+            "total": pipe.zcard(board_key(game)),
+            "finished_games": int(pipe.hget(META, game) or 0),
+            "limit": limit,
+            "offset": offset,
+        }
+
+    return _consistent(r, read)
+
+
+def summary(r: redis.Redis, games: list[str]) -> list[dict[str, Any]]:
+    def read(pipe: Any) -> list[dict[str, Any]]:
+        counts = pipe.hmget(META, games) if games else []
+        return [
+            {"game": g, "players": pipe.zcard(board_key(g)), "finished_games": int(c or 0)}
+            for g, c in zip(games, counts, strict=True)
+        ]
+
+    return _consistent(r, read)
+
+
+def player(r: redis.Redis, handle: str, games: list[str]) -> dict[str, Any]:
+    """A player's ratings per game type and recent finished games."""
+
+    def read(pipe: Any) -> dict[str, Any]:
+        ratings = []
+        for game in games:
+            raw = pipe.hget(stats_key(game), handle)
+            if raw is None:
+                continue
+            position = pipe.zrank(board_key(game), handle)
+            ratings.append(
+                {"game": game, "position": None if position is None else position + 1}
+                | present(handle, json.loads(raw))
+            )
+        recent = []
+        for raw in pipe.lrange(recent_key(handle), 0, RECENT - 1):
+            entry = json.loads(raw)
+            entry["rating_after"] = float(entry["rating_after"])
+            recent.append(entry)
+        return {"player": handle, "ratings": ratings, "recent": recent}
+
+    return _consistent(r, read)

@@ -1,0 +1,243 @@
+"""``make demo``: one full game of every registered game over HTTP, played by
+random legal-intent bots (``service.client.RandomBot``), then the results
+and the leaderboards.
+
+Needs the service from ``make run``.  Settings: ``QD_URL`` (else
+``QD_API_URL`` from ``.devdata/env``, else http://127.0.0.1:8000),
+``ADMIN_TOKEN`` (env or ``.devdata/env``; only used to show each game's
+audit when the audit endpoint exists).
+
+``--check-rebuild`` (``make demo ARGS=--check-rebuild``) then waits until the
+live leaderboards have folded every finished game, fetches every leaderboard
+page, runs ``python -m service rebuild`` (drops every read model and folds it
+again from PostgreSQL), fetches the pages again and compares them byte for
+byte; it exits 1 if they differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from service.client import ApiError, Client, RandomBot  # noqa: E402
+
+#: Bot handles, one per seat.
+CREW = ["ahab", "ishmael", "queequeg", "starbuck", "stubb", "flask"]
+
+
+def devdata_env() -> dict[str, str]:
+    """``export K=V`` lines written by a running ``make run``."""
+    path = ROOT / ".devdata" / "env"
+    out: dict[str, str] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            words = shlex.split(line, comments=True)
+            if len(words) == 2 and words[0] == "export" and "=" in words[1]:
+                key, value = words[1].split("=", 1)
+                out[key] = value
+    return out
+
+
+def setting(name: str, env: dict[str, str]) -> str | None:
+    return os.environ.get(name) or env.get(name) or None
+
+
+class Progress:
+    """One line per game, rewritten in place on a terminal."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.started = time.perf_counter()
+        self.shown = 0.0
+        self.tty = sys.stdout.isatty()
+
+    def __call__(self, bot: RandomBot) -> None:
+        now = time.perf_counter()
+        if self.tty and now - self.shown > 0.2:
+            self.shown = now
+            print(f"\r{self.label}  {bot.intents:5d} intents  {now - self.started:6.1f}s", end="", flush=True)
+
+    def done(self, bot: RandomBot, final: dict[str, Any]) -> None:
+        elapsed = time.perf_counter() - self.started
+        ranking = final["result"]["ranking"]
+        winner = final["players"][ranking[0]]
+        rate = bot.intents / elapsed if elapsed else 0.0
+        print(
+            f"\r{self.label}  {bot.intents:5d} intents  {elapsed:6.1f}s  ({rate:.0f}/s, {bot.conflicts} conflicts)"
+            f"  finished, winner {winner}",
+            flush=True,
+        )
+
+
+def play_one(api: Client, game: str, players: int, chooser: random.Random, index: int, total: int) -> dict[str, Any]:
+    """Create and play one game, falling back to fewer players if the game
+    does not allow as many."""
+    for n in range(players, 0, -1):
+        try:
+            created = api.create_game(game, CREW[:n])
+            break
+        except ApiError as err:
+            if err.code != "invalid_player_count" or n == 1:
+                raise
+    bot = RandomBot(api, created, chooser)
+    progress = Progress(f"[{index}/{total}] {game:<20} {len(created['seats'])}p  game {created['id'][:8]}")
+    final = bot.play(progress=progress)
+    progress.done(bot, final)
+    return final
+
+
+def print_results(finals: list[dict[str, Any]]) -> None:
+    print("\nResults")
+    for final in finals:
+        result = final["result"]
+        print(f"  {final['game']} ({final['id']}, {final['version']} events)")
+        for seat in result["ranking"]:
+            rank = result["ranks"][str(seat)]
+            score = result["scores"].get(str(seat))
+            print(f"    {rank}. {final['players'][seat]:<10} {score}")
+
+
+def wait_for_leaderboards(api: Client, finals: list[dict[str, Any]], timeout: float) -> None:
+    """Leaderboards are folded by the worker, in the store's commit order, a
+    moment after a game ends: wait until every demo game shows up."""
+    deadline = time.monotonic() + timeout
+    for final in finals:
+        for player in final["players"]:
+            while True:
+                try:
+                    recent = api.player(player)["recent"]
+                except ApiError as err:
+                    if err.status != 404:
+                        raise
+                    recent = []
+                if any(g["game_id"] == final["id"] for g in recent):
+                    break
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"demo: leaderboards did not show game {final['id']} within {timeout:.0f}s")
+                time.sleep(0.2)
+
+
+def print_leaderboards(api: Client, top: int) -> None:
+    print("\nLeaderboards (openskill Plackett-Luce; rating = mu - 3 sigma)")
+    for entry in api.leaderboards()["games"]:
+        board = api.leaderboard(entry["game"], limit=top)
+        print(f"  {board['game']}: {board['total']} player(s), {board['finished_games']} finished game(s)")
+        print(f"    {'#':>3} {'player':<12} {'rating':>10} {'mu':>8} {'sigma':>7}", end="")
+        print(f" {'games':>5} {'wins':>4} {'avg':>8} {'best':>6}")
+        for e in board["entries"]:
+            avg = "-" if e["average_score"] is None else f"{e['average_score']:.2f}"
+            print(
+                f"    {e['position']:>3} {e['player']:<12} {e['rating']:>10.4f} {e['mu']:>8.3f} {e['sigma']:>7.3f}"
+                f" {e['games']:>5} {e['wins']:>4} {avg:>8} {e['best_score']!s:>6}"
+            )
+
+
+def all_pages(api: Client) -> dict[str, bytes]:
+    """Raw bodies of every leaderboard page, for a byte-for-byte comparison."""
+    pages: dict[str, bytes] = {}
+    status, body = api.raw("GET", "/v1/leaderboards")
+    pages["/v1/leaderboards"] = body
+    for entry in api.leaderboards()["games"]:
+        offset = 0
+        while True:
+            path = f"/v1/leaderboards/{entry['game']}"
+            status, body = api.raw("GET", path, params={"limit": 100, "offset": offset})
+            if status != 200:
+                raise SystemExit(f"demo: {path} answered {status}")
+            pages[f"{path}?offset={offset}"] = body
+            offset += 100
+            if offset >= api.leaderboard(entry["game"], limit=1)["total"]:
+                break
+    return pages
+
+
+def wait_until_folded(api: Client, timeout: float) -> None:
+    """Until the leaderboards count every finished game the game lists know."""
+    deadline = time.monotonic() + timeout
+    while True:
+        folded = sum(g["finished_games"] for g in api.leaderboards()["games"])
+        finished = api.games(status="finished", limit=1)["total"]
+        if folded >= finished:
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"demo: leaderboards folded {folded} of {finished} finished games after {timeout:.0f}s")
+        time.sleep(0.5)
+
+
+def check_rebuild(api: Client, env: dict[str, str], timeout: float) -> bool:
+    print("\nCheck: leaderboards live versus after 'python -m service rebuild'")
+    wait_until_folded(api, timeout)
+    live = all_pages(api)
+    child_env = dict(os.environ)
+    for key in ("DATABASE_URL", "REDIS_URL"):
+        if not child_env.get(key) and env.get(key):
+            child_env[key] = env[key]
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "service", "rebuild"], cwd=ROOT, env=child_env, capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        print(proc.stdout + proc.stderr, file=sys.stderr)
+        raise SystemExit("demo: rebuild failed")
+    print(f"  rebuild: {proc.stdout.strip().splitlines()[-1]} ({time.perf_counter() - started:.1f}s)")
+    wait_until_folded(api, timeout)
+    rebuilt = all_pages(api)
+    same = live == rebuilt
+    size = sum(len(b) for b in live.values())
+    if same:
+        print(f"  identical: {len(live)} page(s), {size} bytes")
+    else:
+        for path in sorted(set(live) | set(rebuilt)):
+            if live.get(path) != rebuilt.get(path):
+                print(f"  DIFFERENT: {path}\n    live:    {live.get(path)!r}\n    rebuilt: {rebuilt.get(path)!r}")
+    return same
+
+
+def main(argv: list[str] | None = None) -> int:
+    env = devdata_env()
+    parser = argparse.ArgumentParser(prog="scripts/demo.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--url", default=setting("QD_URL", env) or setting("QD_API_URL", env) or "http://127.0.0.1:8000"
+    )
+    parser.add_argument("--players", type=int, default=3, help="seats per game (fewer if a game allows fewer)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the bots' choices (default: random)")
+    parser.add_argument("--games", nargs="*", help="game types to play (default: every registered game)")
+    parser.add_argument("--top", type=int, default=10, help="leaderboard lines shown per game")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the leaderboards")
+    parser.add_argument("--check-rebuild", action="store_true", help="compare leaderboards with a full rebuild")
+    args = parser.parse_args(argv)
+
+    api = Client(args.url, admin_token=setting("ADMIN_TOKEN", env), retries=3)
+    try:
+        api.health()
+    except (OSError, ApiError) as exc:
+        print(f"demo: no Quarterdeck API at {args.url} ({exc}); start 'make run' first", file=sys.stderr)
+        return 1
+    games = args.games or [g["game"] for g in api.leaderboards()["games"]]
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    print(f"Quarterdeck demo at {args.url}: {len(games)} game(s), bots' seed {seed}")
+    chooser = random.Random(seed)
+    started = time.perf_counter()
+    finals = [play_one(api, g, args.players, chooser, i + 1, len(games)) for i, g in enumerate(games)]
+    print(f"{len(finals)} game(s) played in {time.perf_counter() - started:.1f}s, {api.requests} requests")
+    print_results(finals)
+    wait_for_leaderboards(api, finals, args.timeout)
+    print_leaderboards(api, args.top)
+    if args.check_rebuild and not check_rebuild(api, env, args.timeout):
+        return 1
+    api.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,451 @@
+"""Leaderboards against real PostgreSQL, Redis and RQ: concurrent finishes on
+several app instances, live versus rebuild byte for byte, ties, duplicates,
+late commits, and the HTTP pages."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+from support import auth
+
+from projections import leaderboards as lb
+from projections.runner import project_game, rebuild_game
+from service.eventstore import GAME_FINISHED, NewEvent
+from service.games.base import clone_state
+from service.games.rng import Rng
+from service.handlers import GameService, now_iso
+from service.replay import finished_data
+
+
+# -- helpers (also used by test_game_lists.py) -----------------------------
+def handles(*names: str) -> list[str]:
+    """Player handles unique to this test run (the session's Redis and
+    database are shared by every test)."""
+    tag = uuid.uuid4().hex[:6]
+    return [f"{n}-{tag}" for n in names]
+
+
+def fast_forward(svc: GameService, created: dict[str, Any], chooser: random.Random) -> dict[str, Any]:
+    """Play ``created`` with random legal intents up to the one that would
+    finish it, and return that intent unsent: ``{"seat", "token", "intent",
+    "version"}``.
+
+    The intents are decided exactly as ``GameService.submit`` decides them
+    (the engine, the game's seed, ``Rng`` domain = stream version before the
+    decision, one meta per intent) but appended in one transaction: a
+    2-player nautilus-industries game is ~800 intents, and one commit per
+    intent would take most of a minute."""
+    gid = created["id"]
+    tokens = {s["seat"]: s["token"] for s in created["seats"]}
+    loaded = svc.load(gid)
+    engine = loaded.engine
+    with loaded.lock:
+        svc.refresh(loaded)
+        assert loaded.state is not None
+        state, first, seed, head = clone_state(loaded.state), loaded.version, loaded.seed, loaded.last_hash
+        loaded.invalidate()
+    version = first
+    new: list[NewEvent] = []
+    while True:
+        assert engine.result(state) is None
+        seat = chooser.choice(engine.to_act(state))
+        command = chooser.choice(engine.legal(state, seat))
+        events = engine.decide(state, seat, command, Rng(seed, domain=version))
+        trial = clone_state(state)
+        for event in events:
+            trial = engine.evolve(trial, event)
+        if engine.result(trial) is not None:
+            break
+        meta = {"intent_id": str(uuid.uuid4()), "seat": seat, "received_at": now_iso(), "intent": command.to_json()}
+        new += [NewEvent(e.type, e.data, meta) for e in events]
+        state, version = trial, version + len(events)
+    if new:
+        svc.store.append(gid, first, head, seed, new)
+    return {"seat": seat, "token": tokens[seat], "intent": command.to_json(), "version": version}
+
+
+def quiet_service(store) -> GameService:
+    """A command service that enqueues nothing (fast-forwarding needs no read model)."""
+    return GameService(store, lambda _gid: None, snapshot_every=10_000)
+
+
+def fold_until(ctx, predicate, timeout: float = 20.0) -> None:
+    """Run the consumer until ``predicate()`` holds.  A finish is only in the
+    global feed once every older transaction has ended, and the PostgreSQL
+    server is shared with other sessions, so the first pass may not see it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        lb.consume(ctx.redis, ctx.store)
+        if predicate():
+            return
+        assert time.monotonic() < deadline, "leaderboards did not catch up"
+        time.sleep(0.05)
+
+
+def games_of(r, game: str, player: str) -> int:
+    """Finished games of ``game`` counted for ``player`` (0 if none)."""
+    raw = r.hget(lb.stats_key(game), player)
+    return json.loads(raw)["games"] if raw else 0
+
+
+def rebuild_leaderboards(ctx, game_ids: list[str]) -> None:
+    """What ``rebuild_all`` does, limited to the boards of ``game_ids``: every
+    leaderboard key dropped and folded again from the whole store.  (The
+    session's database also holds other tests' deliberately malformed
+    streams, which a rebuild of every board would trip over.)"""
+    for gid in game_ids:
+        rebuild_game(ctx.redis, ctx.store, gid)
+    lb.consume(ctx.redis, ctx.store, rebuild=True)
+
+
+def snapshot(r) -> dict[str, Any]:
+    """Every leaderboard key's content, exactly (bytes and scores)."""
+    out: dict[str, Any] = {}
+    for key in sorted(r.scan_iter(match=lb.PREFIX + "*", count=1000)):
+        kind = r.type(key)
+        if kind == b"string":
+            out[key] = r.get(key)
+        elif kind == b"hash":
+            out[key] = sorted(r.hgetall(key).items())
+        elif kind == b"zset":
+            out[key] = r.zrange(key, 0, -1, withscores=True)
+        elif kind == b"list":
+            out[key] = r.lrange(key, 0, -1)
+        else:  # pragma: no cover
+            raise AssertionError(f"unexpected key type {kind!r} for {key!r}")
+    return out
+
+
+def api_pages(client) -> dict[str, bytes]:
+    """The raw bodies of every leaderboard page (and the summary)."""
+    pages = {"/v1/leaderboards": client.get("/v1/leaderboards").data}
+    for entry in client.get("/v1/leaderboards").get_json()["games"]:
+        offset = 0
+        while True:
+            url = f"/v1/leaderboards/{entry['game']}?limit=7&offset={offset}"
+            resp = client.get(url)
+            assert resp.status_code == 200
+            pages[url] = resp.data
+            if offset + 7 >= resp.get_json()["total"]:
+                break
+            offset += 7
+    return pages
+
+
+def append_finish(svc: GameService, gid: str, result: dict[str, Any]) -> None:
+    """Close a stream with a ``GameFinished`` carrying ``result`` (a result
+    the engines rarely produce at random, such as ties)."""
+    loaded = svc.load(gid)
+    with loaded.lock:
+        svc.refresh(loaded)
+        meta = {"intent_id": str(uuid.uuid4()), "seat": None, "received_at": now_iso(), "intent": None}
+        data = finished_data(result, loaded.seed, loaded.last_hash)
+        svc.store.append(gid, loaded.version, loaded.last_hash, loaded.seed, [NewEvent(GAME_FINISHED, data, meta)])
+        loaded.invalidate()
+
+
+# -- tests ------------------------------------------------------------------
+#: Mixed types; nautilus-industries (the longest game) with 2 players only.
+MIX = ["nautilus-industries"] * 4 + ["nauticus"] * 8 + ["waters-of-nereus"] * 8
+
+
+def test_twenty_games_finishing_concurrently_on_four_apps_equal_a_rebuild(settings, ctx, run_worker, client):
+    from service.app import create_app
+    from workers import jobs
+
+    started = time.perf_counter()
+    svc = quiet_service(ctx.store)
+    pool = handles("ann", "bob", "cy", "dee", "eve", "fay")
+    chooser = random.Random(7)
+    games = []
+    for i, game in enumerate(MIX):
+        players = chooser.sample(pool, 3 if i % 3 == 0 and game != "nautilus-industries" else 2)
+        created = svc.create_game(game, players, {})
+        games.append((created, fast_forward(svc, created, random.Random(i))))
+    forwarded = time.perf_counter()
+
+    # The 20 final intents land at once, from 20 threads on 4 app instances
+    # (each with its own connection pool and command cache).
+    apps = [create_app(settings, TESTING=True) for _ in range(4)]
+    barrier = threading.Barrier(len(games))
+    answers: list[int] = [0] * len(games)
+
+    def finish(i: int) -> None:
+        created, last = games[i]
+        c = apps[i % len(apps)].test_client()
+        barrier.wait()
+        resp = c.post(
+            f"/v1/games/{created['id']}/intents",
+            json={"intent": last["intent"], "expected_version": last["version"]},
+            headers=auth(last["token"]),
+        )
+        answers[i] = resp.status_code
+
+    threads = [threading.Thread(target=finish, args=(i,)) for i in range(len(games))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for a in apps:
+        a.extensions["quarterdeck"].store.pool.close()
+    assert answers == [201] * len(games)
+    for created, _ in games:
+        assert ctx.store.read(created["id"])[-1].type == GAME_FINISHED
+
+    # Live: the queued projection jobs (each runs the leaderboard consumer
+    # when its game is finished), plus every job once more from 4 threads at
+    # the same time (duplicates racing on the cursor).
+    run_worker()
+    racers = [threading.Thread(target=lambda: [jobs.project(c["id"]) for c, _ in games]) for _ in range(4)]
+    for t in racers:
+        t.start()
+    for t in racers:
+        t.join()
+    played = {
+        (game, name): sum(s["player"] == name for c, _ in games if c["game"] == game for s in c["seats"])
+        for game in set(MIX)
+        for name in pool
+    }
+    fold_until(ctx, lambda: all(games_of(ctx.redis, g, p) >= n for (g, p), n in played.items()))
+    lb.consume(ctx.redis, ctx.store)
+    assert {k: games_of(ctx.redis, *k) for k in played} == played, "each finished game counted once"
+    assert lb.consume(ctx.redis, ctx.store) == 0, "nothing left to fold"
+    live_keys = snapshot(ctx.redis)
+    live_pages = api_pages(client)
+
+    rebuild_leaderboards(ctx, [c["id"] for c, _ in games])
+    assert snapshot(ctx.redis) == live_keys
+    assert api_pages(client) == live_pages
+    elapsed = time.perf_counter() - started
+    print(f"20 games: fast-forward {forwarded - started:.1f}s, total {elapsed:.1f}s")
+
+
+def test_ties_share_the_rating_update_and_both_win(ctx, client):
+    svc = quiet_service(ctx.store)
+    ann, bob, cy = handles("ann", "bob", "cy")
+    created = svc.create_game("nauticus", [ann, bob, cy], {})
+    result = {
+        "scores": {"0": 40, "1": 40, "2": 12},
+        "ranks": {"0": 1, "1": 1, "2": 3},
+        "ranking": [0, 1, 2],
+        "breakdown": {},
+        "tiebreak": "shared",
+    }
+    append_finish(svc, created["id"], result)
+    fold_until(ctx, lambda: games_of(ctx.redis, "nauticus", cy) == 1)
+
+    stats = {p: json.loads(ctx.redis.hget(lb.stats_key("nauticus"), p)) for p in (ann, bob, cy)}
+    assert stats[ann]["mu"] == stats[bob]["mu"] and stats[ann]["sigma"] == stats[bob]["sigma"]
+    assert float(stats[ann]["mu"]) > 25.0 > float(stats[cy]["mu"])
+    assert [stats[p]["wins"] for p in (ann, bob, cy)] == [1, 1, 0]
+    # Exactly openskill's Plackett-Luce update for ranks [1, 1, 3].
+    teams = [[lb.model().rating()] for _ in range(3)]
+    expected = lb.model().rate(teams, ranks=[1.0, 1.0, 3.0])
+    assert stats[ann]["mu"] == lb.fixed(expected[0][0].mu, lb.STATE_DECIMALS)
+    assert stats[cy]["sigma"] == lb.fixed(expected[2][0].sigma, lb.STATE_DECIMALS)
+
+    page = client.get(f"/v1/players/{ann}").get_json()
+    assert page["ratings"][0]["game"] == "nauticus" and page["ratings"][0]["wins"] == 1
+    assert page["recent"][0]["game_id"] == created["id"]
+    assert page["recent"][0]["rank"] == 1
+    assert [p["rank"] for p in page["recent"][0]["players"]] == [1, 1, 3]
+    board = client.get("/v1/leaderboards/nauticus?limit=500").get_json()
+    names = [e["player"] for e in board["entries"]]
+    # Equal ratings: ordered by handle; both ahead of the third player.
+    assert names.index(ann) + 1 == names.index(bob) < names.index(cy)
+
+
+def test_duplicate_and_racing_jobs_count_a_finish_once(ctx, run_worker, settings):
+    from rq import Queue
+
+    from workers import jobs
+
+    svc = quiet_service(ctx.store)
+    ann, bob = handles("ann", "bob")
+    created = svc.create_game("waters-of-nereus", [ann, bob], {})
+    last = fast_forward(svc, created, random.Random(3))
+    svc.submit(created["id"], last["token"], last["intent"], last["version"], None, "")
+
+    queue = Queue(settings.queue_name, connection=ctx.redis)
+    for _ in range(3):
+        queue.enqueue_call("workers.jobs.project", args=(created["id"],), result_ttl=0)
+    run_worker()
+    barrier = threading.Barrier(6)
+
+    def race() -> None:
+        barrier.wait()
+        jobs.project(created["id"])
+        lb.consume(ctx.redis, ctx.store)
+
+    threads = [threading.Thread(target=race) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    fold_until(ctx, lambda: games_of(ctx.redis, "waters-of-nereus", ann) >= 1)
+    jobs.project(created["id"])
+    lb.consume(ctx.redis, ctx.store)
+    for p in (ann, bob):
+        rec = json.loads(ctx.redis.hget(lb.stats_key("waters-of-nereus"), p))
+        assert rec["games"] == 1
+        assert len(ctx.redis.lrange(lb.recent_key(p), 0, -1)) == 1
+
+
+def test_a_late_commit_is_folded_in_order_not_skipped(settings, ctx):
+    """A transaction that began earlier holds the feed back: a game finished
+    after it is not folded until it ends, so nothing can be skipped."""
+    svc = quiet_service(ctx.store)
+    ann, bob = handles("ann", "bob")
+    first = svc.create_game("nauticus", [ann, bob], {})
+    second = svc.create_game("nauticus", [ann, bob], {})
+    done = {"scores": {"0": 1, "1": 2}, "ranks": {"0": 2, "1": 1}, "ranking": [1, 0], "breakdown": {}}
+    with psycopg.connect(settings.database_url) as held:
+        held.execute("SELECT pg_current_xact_id()")  # takes an xid, stays open
+        append_finish(svc, second["id"], done)
+        lb.consume(ctx.redis, ctx.store)
+        assert games_of(ctx.redis, "nauticus", ann) == 0, "folded past a running transaction"
+    append_finish(svc, first["id"], done | {"ranks": {"0": 1, "1": 2}, "ranking": [0, 1]})
+    fold_until(ctx, lambda: games_of(ctx.redis, "nauticus", ann) == 2)
+    recent = [json.loads(x)["game_id"] for x in ctx.redis.lrange(lb.recent_key(ann), 0, -1)]
+    assert recent == [first["id"], second["id"]], "newest (last committed) first"
+
+
+def test_leaderboard_http_shapes_paging_and_errors(ctx, client):
+    svc = quiet_service(ctx.store)
+    names = handles("p0", "p1", "p2", "p3")
+    for k in range(3):
+        created = svc.create_game("nautilus-industries", names, {})
+        order = names[k:] + names[:k]
+        ranks = {str(names.index(p)): i + 1 for i, p in enumerate(order)}
+        scores = {s: 100 - 10 * r for s, r in ranks.items()}
+        result = {"scores": scores, "ranks": ranks, "ranking": [names.index(p) for p in order], "breakdown": {}}
+        append_finish(svc, created["id"], result)
+    fold_until(ctx, lambda: all(ctx.redis.hget(lb.stats_key("nautilus-industries"), p) for p in names))
+
+    full = client.get("/v1/leaderboards/nautilus-industries?limit=500").get_json()
+    assert full["game"] == "nautilus-industries" and full["total"] == len(full["entries"])
+    ratings = [e["rating"] for e in full["entries"]]
+    assert ratings == sorted(ratings, reverse=True), "best first"
+    assert [e["position"] for e in full["entries"]] == list(range(1, full["total"] + 1))
+    mine = [e for e in full["entries"] if e["player"] in names]
+    assert {e["games"] for e in mine} == {3}
+    p0 = next(e for e in mine if e["player"] == names[0])
+    assert p0["wins"] == 1 and p0["best_score"] == 90 and p0["average_score"] == pytest.approx((90 + 60 + 70) / 3)
+    # Paging walks the same order without gaps or repeats.
+    paged: list[str] = []
+    offset = 0
+    while offset < full["total"]:
+        page = client.get(f"/v1/leaderboards/nautilus-industries?limit=3&offset={offset}").get_json()
+        paged += [e["player"] for e in page["entries"]]
+        offset += 3
+    assert paged == [e["player"] for e in full["entries"]]
+
+    player = client.get(f"/v1/players/{names[0]}").get_json()
+    assert [r["game"] for r in player["ratings"]] == ["nautilus-industries"]
+    assert len(player["recent"]) == 3 and player["active_games"] == 0
+    assert [g["rank"] for g in player["recent"]] == [3, 4, 1], "newest first"
+
+    unknown = client.get("/v1/leaderboards/chess")
+    assert unknown.status_code == 404 and unknown.get_json()["error"]["code"] == "game_type_not_found"
+    nobody = client.get(f"/v1/players/{handles('nobody')[0]}")
+    assert nobody.status_code == 404 and nobody.get_json()["error"]["code"] == "player_not_found"
+    assert client.get("/v1/leaderboards/nauticus?limit=0").status_code == 422
+    spec = client.get("/openapi.json").get_json()
+    assert "/v1/leaderboards/{game}" in spec["paths"] and "/v1/players/{handle}" in spec["paths"]
+    assert "LeaderboardOut" in json.dumps(spec["components"]["schemas"])
+
+
+def test_rebuild_while_live_consumers_run_still_equals_a_clean_rebuild(ctx):
+    """A rebuild racing live consumers: the cursor guards both, so the end
+    state is the same as a rebuild alone."""
+    svc = quiet_service(ctx.store)
+    ann, bob, cy = handles("ann", "bob", "cy")
+    for k in range(4):
+        created = svc.create_game("nauticus", [ann, bob, cy], {})
+        ranks = {"0": 1 + k % 3, "1": 1 + (k + 1) % 3, "2": 1 + (k + 2) % 3}
+        append_finish(svc, created["id"], {"scores": {s: 10 * r for s, r in ranks.items()}, "ranks": ranks})
+    fold_until(ctx, lambda: json.loads(ctx.redis.hget(lb.stats_key("nauticus"), cy) or b'{"games":0}')["games"] == 4)
+    stop = threading.Event()
+
+    def live() -> None:
+        while not stop.is_set():
+            lb.consume(ctx.redis, ctx.store, batch=3)
+
+    threads = [threading.Thread(target=live) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        lb.consume(ctx.redis, ctx.store, rebuild=True, batch=3)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    lb.consume(ctx.redis, ctx.store)
+    raced = snapshot(ctx.redis)
+    lb.consume(ctx.redis, ctx.store, rebuild=True)
+    assert snapshot(ctx.redis) == raced
+
+
+def test_boards_of_finished_games_are_projected(ctx):
+    """Sanity: the board projection marks the fast-forwarded games finished,
+    which is what triggers the leaderboard job in the worker."""
+    svc = quiet_service(ctx.store)
+    created = svc.create_game("nauticus", handles("ann", "bob"), {})
+    last = fast_forward(svc, created, random.Random(11))
+    svc.submit(created["id"], last["token"], last["intent"], last["version"], None, "")
+    project_game(ctx.redis, ctx.store, created["id"])
+    assert ctx.redis.hget(f"g:{{{created['id']}}}", "status") == b"finished"
+
+
+def test_the_global_feed_orders_transaction_ids_as_numbers(settings):
+    """Regression: ``read_all`` once sorted by the text of ``tx_id`` (the
+    output column of the same name), so xid 10 came before xid 9 and a
+    consumer's cursor jumped back, folding a game twice.  In a database of
+    its own, because these hand-made rows are not a playable stream."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from psycopg_pool import ConnectionPool
+
+    from service.eventstore import EventStore
+    from service.migrate import migrate
+
+    name = f"qd_feed_{uuid.uuid4().hex[:8]}"
+    url = make_conninfo(settings.database_url, dbname=name)
+    admin = make_conninfo(settings.database_url, dbname=conninfo_to_dict(settings.database_url).get("dbname"))
+    migrate(url)
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            gid = uuid.uuid4()
+            conn.execute(
+                "INSERT INTO games (game_id, game, rules_version, players, options, seed_commitment, created_at)"
+                " VALUES (%s, 'nauticus', '1', '[]', '{}', '', now())",
+                (gid,),
+            )
+            for seq, tx in enumerate(["9", "10", "100"], start=1):
+                conn.execute(
+                    "INSERT INTO events (game_id, seq, tx_id, type, data, meta, data_digest, meta_digest, prev_hash,"
+                    " hash) VALUES (%s, %s, %s::xid8, 'GameFinished', '{}', '{}', '', '', '', '')",
+                    (gid, seq, tx),
+                )
+        with ConnectionPool(url, min_size=1, max_size=1) as pool:
+            store = EventStore(pool)
+            assert [c[0] for c, _ in store.read_all()] == ["9", "10", "100"]
+            assert [c[0] for c, _ in store.read_all(after=("9", 1), types=["GameFinished"])] == ["10", "100"]
+            assert [c[0] for c, _ in store.read_all(after=("10", 2), limit=1)] == ["100"]
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_feed_that_goes_backwards_is_refused():
+    lb._check_order(("96498", 7), [("96498", 8), ("99456", 2), ("100115", 1)])
+    with pytest.raises(RuntimeError, match="out of order"):
+        lb._check_order(("99456", 2826), [("100115", 3290), ("96498", 354)])
+    with pytest.raises(RuntimeError, match="out of order"):
+        lb._check_order(("100115", 3290), [("100115", 3290)])
