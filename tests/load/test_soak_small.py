@@ -1,0 +1,43 @@
+"""The soak (``scripts/soak.py``) at a small size, against the real processes
+(gunicorn + an RQ worker) on private PostgreSQL and Redis: every accepted
+intent in its stream exactly once, no gap, zero 5xx, every finished game
+passes its audit, and nothing secret in the processes' logs.
+
+Games of the two shorter engines, so the run stays around a minute; the full
+soak (``make soak``) plays every engine."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+from faults.bots import assert_logs_clean, load_soak
+from faults.servers import stack
+
+pytestmark = [pytest.mark.slow]
+
+
+def test_small_soak_loses_nothing():
+    soak = load_soak()
+    admin = "soak-admin-" + secrets.token_hex(8)
+    with stack(admin) as st:
+        cfg = soak.Config(
+            url=st.service.url,
+            admin_token=admin,
+            games=4,
+            clients=4,
+            seed=11,
+            database_url=st.pg.url(),
+            redis_url=st.redis.url(),
+            quiet=True,
+        )
+        report = soak.Report()
+        soak.play_all(cfg, report, ["nauticus", "waters-of-nereus"])
+        soak.verify(cfg, report)
+        print(report.summary())
+        assert report.ok, report.summary()
+        assert len(report.games) == 4 and all(g.finished for g in report.games)
+        assert report.audited == 4
+        assert not any(status >= 500 for status in report.statuses)
+        assert report.intents > 0
+        assert_logs_clean(st.service.log_text(), st.pg.url(), [admin])
