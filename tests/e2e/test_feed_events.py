@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from support import auth, play_fast
 
 from service import verify
@@ -58,7 +57,6 @@ def _check_redaction(lines, stored, engine, viewer) -> int:
     return redacted
 
 
-@pytest.mark.skipif("waters-of-nereus" not in registry.names(), reason="waters-of-nereus not registered yet")
 def test_waters_of_nereus_feed_redacts_while_running_and_not_after(client, app, ctx, new_game, settings):
     created = new_game("waters-of-nereus", ["ann", "bob"])
     gid = created["id"]
