@@ -62,25 +62,12 @@ def _catch_up(ns: argparse.Namespace, settings: Settings) -> int:
 
 def import_global_consumers() -> None:
     """Projections that read the global feed register themselves on import."""
-    import importlib
-
-    for name in ("projections.leaderboards",):
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
+    import projections.leaderboards  # noqa: F401
 
 
 def _load_extensions() -> None:
-    import importlib
-
-    for name in ("service.cli_audit",):
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
+    """The organisers' commands (audit, replay, export, verify) register here."""
+    import service.cli_audit  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -113,33 +113,14 @@ def create_app(settings: Settings | None = None, **flask_config: Any) -> Flask:
             "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
         },
     )
-    from service.api import games as games_api
-    from service.api import ops as ops_api
+    from service.api import audit, games, leaderboards, ops
 
-    api.register_blueprint(games_api.blp)
-    api.register_blueprint(ops_api.blp)
-    for extra in _optional_blueprints():
-        api.register_blueprint(extra)
+    for module in (games, audit, leaderboards, ops):
+        api.register_blueprint(module.blp)
 
     app.before_request(common.check_body)
     _register_errors(app)
     return app
-
-
-def _optional_blueprints() -> list[Any]:
-    """Blueprints of the audit and leaderboard modules, when present."""
-    import importlib
-
-    out = []
-    for name in ("service.api.audit", "service.api.leaderboards"):
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        out.append(module.blp)
-    return out
 
 
 def _register_errors(app: Flask) -> None:
