@@ -221,6 +221,7 @@ def rebuild_all(
     r.delete(keys.SWEEP_CURSOR)
     done = 0
     after = None
+    failed: list[str] = []
     # Pipelined: the next game's stream is read (PostgreSQL working, our
     # thread waiting with the GIL released) while this one is folded; at most
     # two streams are held at a time, so memory stays flat.
@@ -232,7 +233,19 @@ def rebuild_all(
                 assert ahead is not None
                 stream = ahead.result()
                 ahead = reader.submit(store.read_for_fold, ids[i + 1]) if i + 1 < len(ids) else None
-                project_game(r, store, gid, stream=stream)
+                try:
+                    project_game(r, store, gid, stream=stream)
+                except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
+                    raise
+                except Exception as exc:
+                    # A stream that cannot be folded (tampered with, or a rules
+                    # version this server lacks) is reported, not allowed to
+                    # stop every other game's rebuild.  `make audit` says why.
+                    log.exception("rebuild: game %s could not be projected", gid)
+                    failed.append(gid)
+                    if progress:
+                        progress(f"boards: game {gid} FAILED to fold ({type(exc).__name__}); see make audit GAME={gid}")
+                    continue
                 done += 1
             if progress and ids:
                 progress(f"boards: {done} games rebuilt")
@@ -241,4 +254,15 @@ def rebuild_all(
             after = ids[-1]
     for consumer in global_consumers:
         consumer(r, store, True, progress)
+    if failed:
+        raise RebuildIncomplete(done, failed)
     return done
+
+
+class RebuildIncomplete(RuntimeError):
+    """Some games' streams could not be folded; every other game was rebuilt."""
+
+    def __init__(self, done: int, failed: list[str]):
+        super().__init__(f"{done} game(s) rebuilt; {len(failed)} could not be folded: {', '.join(failed[:10])}")
+        self.done = done
+        self.failed = failed

@@ -37,12 +37,16 @@ def _context(settings: Settings):
 
 @command("rebuild", "drop and rebuild read models from PostgreSQL", lambda p: p.add_argument("--game"))
 def _rebuild(ns: argparse.Namespace, settings: Settings) -> int:
-    from projections.runner import rebuild_all
+    from projections.runner import RebuildIncomplete, rebuild_all
 
     import_global_consumers()
     ctx = _context(settings)
     started = time.perf_counter()
-    n = rebuild_all(ctx.redis, ctx.store, ns.game, progress=lambda msg: print(msg, flush=True))
+    try:
+        n = rebuild_all(ctx.redis, ctx.store, ns.game, progress=lambda msg: print(msg, flush=True))
+    except RebuildIncomplete as exc:
+        print(f"rebuild incomplete: {exc}", file=sys.stderr)
+        return 1
     print(f"rebuilt {n} game(s) in {time.perf_counter() - started:.2f}s")
     return 0
 

@@ -1,0 +1,265 @@
+"""``make bench``: Quarterdeck's speed, measured side by side with the
+machine's limits and a peer library, in one sitting.
+
+Absolute numbers drift between machines; ratios measured together do not.
+One run measures (see ``docs/PERFORMANCE.md``):
+
+* baselines — bare psycopg INSERT+COMMIT (1 and 16 connections) and a minimal
+  Flask INSERT endpoint under the same gunicorn set-up as ``make run``;
+* the peer — the ``eventsourcing`` library's reload-decide-save, in process;
+* ours — intents over HTTP (16 clients), projection lag, intent latency early
+  and late in long games, the in-memory fold ceiling, ``make rebuild`` (rate and
+  peak memory at two sizes), random playouts per game;
+
+prints a table with the ratios and targets, and writes ``.bench/latest.json``.
+
+It uses the PostgreSQL and Redis servers of ``DATABASE_URL`` / ``REDIS_URL``
+(``make bench`` takes them from a running ``make run`` otherwise) but its own
+database (``quarterdeck_bench``, dropped at the end unless ``--keep``), an empty
+Redis DB number and its own gunicorn and worker processes.
+
+Options: ``BENCH_SCALE`` (default 1: ~2 minutes; 10 rebuilds 1M events),
+``BENCH_SECONDS`` (per load phase, default 8), ``--only a,b`` to run some phases.
+Run it on a quiet machine: the load average at each figure is in the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import bench_api
+import bench_baseline
+import bench_fold
+import bench_peer
+import bench_plan
+import psycopg
+from bench_env import OUT, BenchEnv, cpu_seconds
+from bench_report import Results, table
+
+from projections.runner import project_game
+from service.config import Settings
+from service.handlers import GameService
+from workers.context import make_context
+
+PHASES = ("pg", "flask", "peer", "api", "lag", "depth", "playout", "rebuild")
+CLIENTS = 16
+_t0 = time.perf_counter()
+
+
+def say(msg: str) -> None:
+    load = os.getloadavg()[0]
+    print(f"[{time.perf_counter() - _t0:6.1f}s load {load:4.1f}] {msg}", file=sys.stderr, flush=True)
+
+
+def _phase(name: str, only: set[str]) -> bool:
+    return not only or name in only
+
+
+def _create_games(svc: GameService, ctx: Any, plans: list[bench_plan.Plan]) -> list[bench_plan.Created]:
+    out = []
+    for plan in plans:
+        created = bench_plan.create(svc, plan)
+        project_game(ctx.redis, ctx.store, created.game_id)
+        out.append(created)
+    return out
+
+
+def _plans(first: int, n: int, steps: int, label: str) -> list[bench_plan.Plan]:
+    t = time.perf_counter()
+    plans = [bench_plan.plan_game(bench_plan.GAME, 2, first + i, max_steps=steps) for i in range(n)]
+    say(f"planned {n} {label} games ({sum(len(p.steps) for p in plans)} intents) in {time.perf_counter() - t:.1f}s")
+    return plans
+
+
+def run_http(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: float, only: set[str]) -> None:
+    url = env.start_gunicorn("api")
+    env.start_worker()
+    server_pids: Callable[[], list[int]] = lambda: env.pids("api") + env.pids("worker")  # noqa: E731
+    say(f"API under gunicorn at {url} (make run's settings), worker on queue {env.queue}")
+    games: list[bench_plan.Created] = []
+    if _phase("api", only) or _phase("lag", only):
+        # Enough planned intents for ~700 intents/s over both phases.
+        steps = max(120, int(700 * (seconds + 1) * 1.5 / (2 * CLIENTS)))
+        games = _create_games(svc, ctx, _plans(1000, 2 * CLIENTS, steps, "load"))
+    if _phase("api", only):
+        say(f"api_intents_16: {CLIENTS} clients posting planned legal intents to {len(games)} games")
+        cpu_srv = cpu_seconds(server_pids())
+        r = bench_api.api_intents(url, games, CLIENTS, seconds)
+        srv = cpu_seconds(server_pids()) - cpu_srv
+        drained = env.wait_queue_empty()
+        res.put(
+            "api_intents_16",
+            r.rate,
+            p50_ms=r.p(50),
+            p99_ms=r.p(99),
+            accepted=r.ok,
+            errors=r.errors,
+            seconds=r.seconds,
+            client_cpu_share=r.client_cpu / max(r.seconds, 1e-9),
+            server_cpu_share=srv / max(r.seconds, 1e-9),
+            projection_backlog_drain_s=drained,
+        )
+        say(
+            f"  {r.rate:,.0f} intents/s, p50 {r.p(50):.1f} ms, p99 {r.p(99):.1f} ms, errors {r.errors or 0}; "
+            f"client CPU {r.client_cpu / max(r.seconds, 1e-9):.0%} of a core; queue drained in {drained:.1f}s"
+        )
+    if _phase("lag", only):
+        rate = (res.get("api_intents_16") or 200) / 2
+        say(f"lag: {rate:,.0f} intents/s (half of api_intents_16), watching g:{{id}} version in Redis")
+        r, lags = bench_api.lag(url, env.redis(), games, rate, seconds)
+        env.wait_queue_empty()
+        from bench_http import percentile
+
+        p50, p99 = percentile(lags, 50) * 1000, percentile(lags, 99) * 1000
+        res.put("lag_p50_ms", p50, rate=r.rate, samples=len(lags), errors=r.errors, poll_ms=0.5)
+        res.put("lag_p99_ms", p99)
+        say(f"  p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(lags)} intents at {r.rate:,.0f}/s")
+    if _phase("depth", only):
+        run_depth(url, res, svc, ctx)
+    env.stop("api")
+    env.stop("worker")
+
+
+def run_depth(url: str, res: Results, svc: GameService, ctx: Any) -> None:
+    say("latency_seq20 / latency_seq2000: planning full games, loading two of them to seq ~2000")
+    late_plans: list[bench_plan.Plan] = []
+    seed = 2000
+    while len(late_plans) < 2:  # random playouts vary in length: keep two that pass seq 2000 well
+        plan = bench_plan.plan_game(bench_plan.GAME, 2, seed)
+        seed += 1
+        if plan.events > 2300:
+            late_plans.append(plan)
+    say(f"  two games of {late_plans[0].events} and {late_plans[1].events} events planned (seeds up to {seed - 1})")
+    early = _create_games(svc, ctx, _plans(3000, 8, 60, "short"))
+    late = _create_games(svc, ctx, late_plans)
+    for g, seq in [(g, 14) for g in early] + [(g, 1990) for g in late]:
+        # Bulk-append the events up to ~seq as the command path would have
+        # written them (with a snapshot at the head, as it keeps one per 200).
+        total, steps = g.version, 0
+        for step in g.plan.steps:
+            if total + len(step.events) > seq:
+                break
+            total += len(step.events)
+            steps += 1
+        bench_plan.advance(ctx.store, g, steps)
+        project_game(ctx.redis, ctx.store, g.game_id)
+    out = bench_api.latency_by_depth(url, early, late, per_game=6)
+    e, lt = out["early"], out["late"]
+    res.put("latency_seq20", e["p50_ms"], **e)
+    res.put("latency_seq2000", lt["p50_ms"], **lt)
+    say(
+        f"  seq {e['seq_from']}-{e['seq_to']}: p50 {e['p50_ms']:.1f} ms; "
+        f"seq {lt['seq_from']}-{lt['seq_to']}: p50 {lt['p50_ms']:.1f} ms"
+    )
+
+
+def seed_events(svc: GameService, ctx: Any, plans: list[bench_plan.Plan], target: int, have: int) -> int:
+    """Full games (cycling through ``plans``) until the store holds ``target`` events."""
+    t = time.perf_counter()
+    n = 0
+    while have < target:
+        g = bench_plan.create(svc, plans[n % len(plans)])
+        bench_plan.advance(ctx.store, g, len(g.plan.steps))
+        have = g.version + have
+        n += 1
+    say(f"  loaded {n} games in {time.perf_counter() - t:.1f}s; the store holds {have:,} events")
+    return have
+
+
+def run_rebuild(env: BenchEnv, res: Results, svc: GameService, ctx: Any, scale: float) -> None:
+    with psycopg.connect(env.database_url, autocommit=True) as conn:
+        # The HTTP phases' games stay in the store: they are events like any other.
+        row = conn.execute("SELECT count(*) FROM events").fetchone()
+        have = int(row[0]) if row else 0
+    small, large = int(25_000 * scale), int(100_000 * scale)
+    say(f"rebuild: loading full games up to {small:,} events")
+    plans = _plans(5000, 4, 100_000, "full")
+    have = seed_events(svc, ctx, plans, small, have)
+    ids = ctx.store.game_ids(limit=100_000)
+    streams = bench_fold.load_streams(ctx.store, ids)
+    fold = bench_fold.fold_ceiling(streams)
+    del streams
+    res.put("fold_ceiling", fold["rate"], **fold)
+    say(f"  fold_ceiling {fold['rate']:,.0f} events/s")
+    runs = []
+    for size in (small, large):
+        have = seed_events(svc, ctx, plans, size, have)
+        rb = bench_fold.rebuild(env.env())
+        rb |= {"events": have, "rate": have / rb["seconds"], "rss_mib": rb["rss_kib"] / 1024}
+        runs.append(rb)
+        say(f"  rebuild of {have:,} events: {rb['rate']:,.0f} events/s, peak RSS {rb['rss_mib']:.0f} MiB")
+    growth = runs[-1]["rss_mib"] / runs[0]["rss_mib"]
+    res.put("rebuild_rate", runs[-1]["rate"], runs=runs, rss_growth=growth)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="make bench", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--scale", type=float, default=float(os.environ.get("BENCH_SCALE") or 1))
+    ap.add_argument("--seconds", type=float, default=float(os.environ.get("BENCH_SECONDS") or 8))
+    ap.add_argument("--only", default="", help=f"comma-separated phases: {','.join(PHASES)}")
+    ap.add_argument("--keep", action="store_true", help="keep the bench database and Redis DB afterwards")
+    ap.add_argument("--db", default=os.environ.get("BENCH_DB") or "quarterdeck_bench")
+    ap.add_argument(
+        "--redis-db", type=int, default=int(os.environ["BENCH_REDIS_DB"]) if os.environ.get("BENCH_REDIS_DB") else None
+    )
+    args = ap.parse_args(argv)
+    only = {p for p in args.only.split(",") if p}
+    if only - set(PHASES):
+        ap.error(f"unknown phase(s) {sorted(only - set(PHASES))}; phases: {', '.join(PHASES)}")
+    if not (os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL")):
+        raise SystemExit("bench: set DATABASE_URL and REDIS_URL (make bench takes them from a running make run)")
+    seconds = args.seconds
+    env = BenchEnv(os.environ["DATABASE_URL"], os.environ["REDIS_URL"], args.db, args.redis_db, args.keep)
+    res = Results()
+    say(f"bench database {args.db}, Redis DB {env.redis_db}; scale {args.scale:g}, {seconds:g}s per load phase")
+    if os.getloadavg()[0] > 1.5:
+        say("warning: the machine is busy (load > 1.5): absolute figures will be low; ratios still compare")
+    env.reset()
+    ctx = make_context(Settings(database_url=env.database_url, redis_url=env.redis_url))
+    svc = GameService(ctx.store, enqueue=lambda _gid: None)
+    try:
+        if _phase("pg", only):
+            for n in (1, CLIENTS):
+                say(f"pg_commit_{n}: bare psycopg INSERT+COMMIT on {n} connection(s)")
+                rate = bench_baseline.pg_commit(env.database_url, n, seconds / 2)
+                res.put(f"pg_commit_{n}", rate)
+                say(f"  {rate:,.0f} events/s")
+        if _phase("flask", only):
+            url = env.start_gunicorn("baseline", "bench_wsgi:app")
+            say(f"flask_insert_16: minimal Flask INSERT endpoint under the same gunicorn at {url}")
+            r = bench_baseline.flask_insert(url, CLIENTS, seconds)
+            res.put("flask_insert_16", r.rate, p50_ms=r.p(50), p99_ms=r.p(99), errors=r.errors)
+            env.stop("baseline")
+            say(f"  {r.rate:,.0f} req/s, p50 {r.p(50):.1f} ms, p99 {r.p(99):.1f} ms")
+        if _phase("peer", only):
+            say("peer_cmd_1: eventsourcing reload-decide-save on the same PostgreSQL")
+            peer = bench_peer.peer_cmd(env.database_url, seconds / 2)
+            res.put("peer_cmd_1", peer.get("rate"), **peer)
+            say(f"  {peer.get('rate') or 0:,.0f} commands/s")
+        if any(_phase(p, only) for p in ("api", "lag", "depth")):
+            run_http(env, res, svc, ctx, seconds, only)
+        if _phase("playout", only):
+            say("playouts: random 2-player games in process")
+            for name, p in bench_fold.playouts(max(1.0, seconds / 4)).items():
+                res.put(f"playout.{name}", p["rate"], **p)
+                say(f"  {name}: {p['rate']:,.0f} intents/s ({p['per_cpu_second']:,.0f} per CPU second)")
+        if _phase("rebuild", only):
+            run_rebuild(env, res, svc, ctx, args.scale)
+    finally:
+        ctx.close()
+        env.close()
+    res.details["conditions"] = {"scale": args.scale, "seconds_per_phase": seconds, "clients": CLIENTS}
+    out = OUT / "latest.json"
+    res.write(out)
+    print(table(res))
+    print(f"\nwritten to {out}; took {time.perf_counter() - _t0:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

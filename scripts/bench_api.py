@@ -1,0 +1,149 @@
+"""Our own paths over HTTP: ``api_intents_16``, the projection lag and the
+latency of an intent early and late in a long game."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import redis
+from bench_http import LoadResult, closed_loop, percentile
+from bench_plan import Created
+
+from projections import keys
+
+Progress = Callable[[str], None]
+
+
+def _intents(games: list[Created], clients: int, on_accept: Callable[[Created, float], None] | None = None):
+    """Script factory: client ``n`` posts the next planned intent of its own
+    games in turn (one client per game, so no two clients race on a game)."""
+
+    def script(n: int) -> Iterator[tuple[str, Any, str | None]]:
+        mine = games[n::clients]
+        i = 0
+        while mine:
+            g = mine[i % len(mine)]
+            i += 1
+            if g.next_step >= len(g.plan.steps):
+                mine.remove(g)
+                continue
+            step = g.plan.steps[g.next_step]
+            body = {"intent": step.intent, "expected_version": g.version}
+            status, answer, t1 = yield f"/v1/games/{g.game_id}/intents", body, g.tokens[step.seat]
+            if status == 201:
+                g.version = answer["version"]
+                g.next_step += 1
+                if on_accept:
+                    on_accept(g, t1)
+            else:  # the game diverged from its plan: leave it (counted as an error)
+                mine.remove(g)
+
+    return script
+
+
+def api_intents(url: str, games: list[Created], clients: int, seconds: float) -> LoadResult:
+    return closed_loop(url, clients, seconds, _intents(games, clients))
+
+
+class LagWatcher:
+    """Polls the games' ``version`` fields (one pipelined round trip for every
+    pending intent) and records, per accepted intent, the time from its 201
+    answer to its version being visible in Redis."""
+
+    def __init__(self, r: redis.Redis, poll: float = 0.0005):
+        self.r, self.poll = r, poll
+        self.pending: list[tuple[str, int, float]] = []
+        self.lags: list[float] = []
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def accept(self, g: Created, t1: float) -> None:
+        with self.lock:
+            self.pending.append((keys.game(g.game_id), g.version, t1))
+
+    def _run(self) -> None:
+        while not (self.stop.is_set() and not self.pending):
+            with self.lock:
+                batch = list(self.pending)
+            if batch:
+                with self.r.pipeline(transaction=False) as pipe:
+                    for key, _, _ in batch:
+                        pipe.hget(key, "version")
+                    seen = pipe.execute()
+                now = time.perf_counter()
+                done = set()
+                for (key, version, t1), v in zip(batch, seen, strict=True):
+                    if v is not None and int(v) >= version:
+                        self.lags.append(max(0.0, now - t1))
+                        done.add((key, version, t1))
+                    elif now - t1 > 30:
+                        done.add((key, version, t1))  # lost; the sweep would catch it up later
+                with self.lock:
+                    self.pending = [p for p in self.pending if p not in done]
+            time.sleep(self.poll)
+
+    def __enter__(self) -> LagWatcher:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=40)
+
+
+def lag(url: str, r: redis.Redis, games: list[Created], rate: float, seconds: float) -> tuple[LoadResult, list[float]]:
+    """Intents at a fixed ``rate`` (open loop, 8 clients); lags in seconds."""
+    clients = 8
+    with LagWatcher(r) as watcher:
+        result = closed_loop(url, clients, seconds, _intents(games, clients, watcher.accept), pace=rate)
+    return result, watcher.lags
+
+
+def latency_by_depth(url: str, early: list[Created], late: list[Created], per_game: int) -> dict[str, Any]:
+    """p50 latency of single intents (one client, no concurrency) on games near
+    their start and deep into their stream, interleaved (early, late, early...)
+    so that both see the same machine load."""
+    queue: list[tuple[str, Created]] = []
+    width = max(len(early), len(late))
+    for _ in range(per_game):
+        for i in range(width):
+            queue += [("early", early[i % len(early)]), ("late", late[i % len(late)])]
+    samples: dict[str, list[tuple[str, int, float]]] = {"early": [], "late": []}
+
+    def script(_n: int) -> Iterator[tuple[str, Any, str | None]]:
+        for kind, g in queue:
+            if g.next_step >= len(g.plan.steps):
+                continue
+            step = g.plan.steps[g.next_step]
+            body = {"intent": step.intent, "expected_version": g.version}
+            t0 = time.perf_counter()
+            status, answer, t1 = yield f"/v1/games/{g.game_id}/intents", body, g.tokens[step.seat]
+            if status == 201:
+                samples[kind].append((g.game_id, g.version, t1 - t0))
+                g.version = answer["version"]
+                g.next_step += 1
+
+    closed_loop(url, 1, 600, script, warmup=0)
+    out: dict[str, Any] = {}
+    for kind, rows in samples.items():
+        # The first intents a gunicorn worker sees for a game load it (a cold
+        # cache: snapshot + tail); the figure is the steady state, so each
+        # game's first two samples are left out.
+        seen: dict[str, int] = {}
+        lat = []
+        for gid, _, t in rows:
+            seen[gid] = seen.get(gid, 0) + 1
+            if seen[gid] > 2:
+                lat.append(t)
+        seqs = [v for _, v, _ in rows]
+        out[kind] = {
+            "p50_ms": percentile(lat, 50) * 1000,
+            "n": len(lat),
+            "seq_from": min(seqs, default=0),
+            "seq_to": max(seqs, default=0),
+        }
+    return out

@@ -1,0 +1,98 @@
+"""In-process ceilings and the rebuild: ``fold_ceiling``, ``rebuild_rate``
+(with the rebuild process's peak RSS) and ``playout.<game>``."""
+
+from __future__ import annotations
+
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_env import ROOT
+
+from projections.boards import board_fields, info_from, is_finished
+from service.eventstore import EventStore, StoredEvent
+from service.games import registry
+from service.games.simulate import random_playout
+from service.replay import fold_stream
+
+
+def load_streams(store: EventStore, game_ids: list[str]) -> list[list[StoredEvent]]:
+    return [list(store.iter_stream(gid)) for gid in game_ids]
+
+
+def fold_ceiling(streams: list[list[StoredEvent]], repeat_until: float = 2.0) -> dict[str, Any]:
+    """Events/s of what a projection does with a stream, minus all I/O:
+    ``evolve`` every event, then ``board_fields`` (every view and legal list,
+    serialised) once per game — exactly the work of one game's rebuild."""
+    events = done = 0
+    started = time.perf_counter()
+    while True:
+        for stream in streams:
+            info = info_from(stream, None)
+            assert info is not None
+            engine = registry.get(info["game"], info["rules_version"])
+            state = fold_stream(engine, stream, None)
+            board_fields(engine, info, state, stream[-1].seq, is_finished(stream, False))
+            events += len(stream)
+        done += 1
+        if time.perf_counter() - started >= repeat_until:
+            break
+    elapsed = time.perf_counter() - started
+    return {"rate": events / elapsed, "events": events, "passes": done}
+
+
+def _hwm_kib(pid: int) -> int:
+    """Peak RSS of a running process (``VmHWM``), in KiB; 0 once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def rebuild(env: dict[str, str]) -> dict[str, Any]:
+    """``python -m service rebuild`` (what ``make rebuild`` runs) against the
+    bench database: its own timing, wall time and peak RSS.  The peak is
+    ``VmHWM`` polled from /proc: ``wait4``'s ``ru_maxrss`` would also count the
+    pages the child inherited from this (large) process before its exec."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([sys.executable, "-m", "service", "rebuild"], cwd=ROOT, env=env, stdout=out, stderr=err)
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, _hwm_kib(proc.pid))
+            time.sleep(0.02)
+        wall = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if proc.returncode != 0:
+        raise RuntimeError(f"rebuild failed ({proc.returncode}): {stderr.decode()[-2000:]}")
+    m = re.search(rb"rebuilt (\d+) game\(s\) in ([0-9.]+)s", stdout)
+    inner = float(m.group(2)) if m else wall
+    return {"seconds": inner, "wall_seconds": wall, "games": int(m.group(1)) if m else 0, "rss_kib": peak}
+
+
+def playouts(seconds_per_game: float) -> dict[str, dict[str, Any]]:
+    """Random 2-player playouts in process for every registered engine."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in registry.names():
+        engine = registry.get(name)
+        intents = games = 0
+        wall = 0.0
+        cpu0 = time.process_time()
+        while wall < seconds_per_game or games < 2:
+            p = random_playout(engine, 2, {}, games.to_bytes(32, "big"), random.Random(games))
+            intents += p.step_count
+            wall += p.seconds
+            games += 1
+        cpu = time.process_time() - cpu0
+        out[name] = {"rate": intents / wall, "per_cpu_second": intents / cpu, "games": games, "intents": intents}
+    return out

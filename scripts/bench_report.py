@@ -1,0 +1,122 @@
+"""The benchmark's figures, ratios and targets: the printed table and
+``.bench/latest.json``."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: key -> (unit, what), in the issue's order.
+FIGURES: dict[str, tuple[str, str]] = {
+    "pg_commit_1": ("events/s", "baseline: psycopg INSERT+COMMIT, 1 connection"),
+    "pg_commit_16": ("events/s", "baseline: psycopg INSERT+COMMIT, 16 connections"),
+    "flask_insert_16": ("req/s", "baseline: minimal Flask INSERT+COMMIT, our gunicorn, 16 clients"),
+    "peer_cmd_1": ("cmds/s", "peer: eventsourcing reload-decide-save, in process"),
+    "api_intents_16": ("intents/s", "ours: legal intents over HTTP, 16 clients"),
+    "lag_p50_ms": ("ms", "commit -> visible in Redis, p50 (at half api rate)"),
+    "lag_p99_ms": ("ms", "commit -> visible in Redis, p99"),
+    "fold_ceiling": ("events/s", "fold + board views in memory, one process"),
+    "rebuild_rate": ("events/s", "make rebuild from PostgreSQL"),
+    "latency_seq20": ("ms", "p50 intent latency near the start of a game"),
+    "latency_seq2000": ("ms", "p50 intent latency at seq ~2000"),
+}
+
+
+@dataclass
+class Target:
+    name: str
+    value: float | None
+    goal: str
+    met: bool | None
+
+
+@dataclass
+class Results:
+    figures: dict[str, float | None] = field(default_factory=dict)
+    #: Load average (1 min) when each figure was taken.
+    loads: dict[str, float] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    started: float = field(default_factory=time.time)
+
+    def put(self, key: str, value: float | None, **detail: Any) -> None:
+        self.figures[key] = value
+        self.loads[key] = os.getloadavg()[0]
+        if detail:
+            self.details[key] = detail
+
+    def get(self, key: str) -> float | None:
+        v = self.figures.get(key)
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+    def ratio(self, a: str, b: str) -> float | None:
+        x, y = self.get(a), self.get(b)
+        return x / y if x is not None and y else None
+
+    def targets(self) -> list[Target]:
+        def at_least(name: str, v: float | None, goal: float) -> Target:
+            return Target(name, v, f">= {goal:g}", None if v is None else v >= goal)
+
+        def at_most(name: str, v: float | None, goal: float) -> Target:
+            return Target(name, v, f"<= {goal:g}", None if v is None else v <= goal)
+
+        out = [
+            at_least("api_intents_16 / flask_insert_16", self.ratio("api_intents_16", "flask_insert_16"), 0.7),
+            at_least("api_intents_16 / peer_cmd_1", self.ratio("api_intents_16", "peer_cmd_1"), 2),
+            at_most("lag_p50_ms", self.get("lag_p50_ms"), 5),
+            at_most("lag_p99_ms", self.get("lag_p99_ms"), 20),
+            at_least("rebuild_rate / fold_ceiling", self.ratio("rebuild_rate", "fold_ceiling"), 0.5),
+        ]
+        growth = self.details.get("rebuild_rate", {}).get("rss_growth")
+        out.append(at_most("rebuild RSS growth (largest / smallest scale)", growth, 1.25))
+        out.append(at_most("latency_seq2000 / latency_seq20", self.ratio("latency_seq2000", "latency_seq20"), 1.2))
+        for key in sorted(k for k in self.figures if k.startswith("playout.")):
+            out.append(at_least(key, self.get(key), 10_000))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.figures,
+            "targets": [t.__dict__ for t in self.targets()],
+            "load_avg_1m": self.loads,
+            "details": self.details,
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+            "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
+            "seconds": round(time.time() - self.started, 1),
+        }
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=2, sort_keys=False, default=str) + "\n")
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "—"
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.2f}"
+
+
+def table(res: Results) -> str:
+    lines = [f"{'figure':<28} {'value':>12}  {'unit':<10} {'load':>5}  what", "-" * 110]
+    keys = list(FIGURES) + sorted(k for k in res.figures if k.startswith("playout."))
+    for key in keys:
+        unit, what = FIGURES.get(key, ("intents/s", "random playouts in process, 2 players"))
+        load = res.loads.get(key)
+        lines.append(
+            f"{key:<28} {_fmt(res.get(key)):>12}  {unit:<10} {'' if load is None else f'{load:.1f}':>5}  {what}"
+        )
+    api = res.details.get("api_intents_16", {})
+    if api:
+        lines.append(f"{'  api p50 / p99 latency':<28} {api.get('p50_ms', 0):>6.1f} / {api.get('p99_ms', 0):<6.1f} ms")
+    lines += ["", f"{'target':<48} {'value':>10}  {'goal':<9} met", "-" * 75]
+    for t in res.targets():
+        met = "—" if t.met is None else ("yes" if t.met else "NO")
+        lines.append(f"{t.name:<48} {_fmt(t.value):>10}  {t.goal:<9} {met}")
+    return "\n".join(lines)
