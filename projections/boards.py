@@ -26,18 +26,23 @@ def info_from(events: list[StoredEvent], info: dict[str, Any] | None) -> dict[st
     """The game's identity, taken from its opening event."""
     for e in events:
         if e.type == GAME_CREATED:
-            created = e.meta.get("received_at") or ""
-            return {
-                "id": e.game_id,
-                "game": e.data["game"],
-                "rules_version": e.data["rules_version"],
-                "players": e.data["players"],
-                "options": e.data["options"],
-                "seed_commitment": e.data["seed_commitment"],
-                "created_at": created,
-                "created_ms": _ms(created),
-            }
+            return info_of(e.game_id, e.data, e.meta.get("received_at"))
     return info
+
+
+def info_of(game_id: str, created: dict[str, Any], received_at: str | None) -> dict[str, Any]:
+    """The game's identity from its opening event's data."""
+    at = received_at or ""
+    return {
+        "id": game_id,
+        "game": created["game"],
+        "rules_version": created["rules_version"],
+        "players": created["players"],
+        "options": created["options"],
+        "seed_commitment": created["seed_commitment"],
+        "created_at": at,
+        "created_ms": _ms(at),
+    }
 
 
 def _ms(iso: str) -> int:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import time
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,10 +24,22 @@ import redis
 from prometheus_client import Histogram
 
 from projections import keys
-from projections.boards import board_fields, dumps, info_from, is_finished
-from service.eventstore import START, Cursor, EventStore, StoredEvent, StoreUnavailable
+from projections.boards import board_fields, dumps, info_of
+from service.eventstore import (
+    DATA,
+    GAME_CREATED,
+    GAME_FINISHED,
+    SEQ,
+    START,
+    TYPE,
+    Cursor,
+    EventStore,
+    FoldBatch,
+    FoldRow,
+    StoreUnavailable,
+)
 from service.games import registry
-from service.replay import fold_stream
+from service.replay import fold_rows
 
 log = logging.getLogger(__name__)
 
@@ -77,12 +91,30 @@ on_write(_index_game)
 
 
 def project_game(
-    r: redis.Redis, store: EventStore, game_id: str, retries: int = 8, stream: list[StoredEvent] | None = None
+    r: redis.Redis,
+    store: EventStore,
+    game_id: str,
+    retries: int = 8,
+    stream: FoldBatch | None = None,
+    token_hashes: list[bytes] | None = None,
 ) -> int:
     """Fold the events after the game's checkpoint into its read model.
     Returns the version the read model reflects afterwards.  ``stream``: the
-    game's events already read (a rebuild prefetches them); only those after
-    the checkpoint are folded, later ones are left to the next job."""
+    game's rows already read (a rebuild prefetches them); only those after
+    the checkpoint are folded, later ones are left to the next job.
+    ``token_hashes``: the seats' token hashes, if already read."""
+    return catch_up(r, store, game_id, retries, stream, token_hashes)[0]
+
+
+def catch_up(
+    r: redis.Redis,
+    store: EventStore,
+    game_id: str,
+    retries: int = 8,
+    stream: FoldBatch | None = None,
+    token_hashes: list[bytes] | None = None,
+) -> tuple[int, bool]:
+    """:func:`project_game`, also telling whether the game is finished."""
     key = keys.game(game_id)
     for _ in range(retries):
         with r.pipeline() as pipe:
@@ -90,46 +122,53 @@ def project_game(
                 pipe.watch(key)
                 raw_version, raw_state, raw_info, status = pipe.hmget(key, "version", "state", "info", "status")
                 version = int(raw_version or 0)
-                if stream is None:
-                    events = store.read_for_fold(game_id, after=version)
-                else:
-                    events = [e for e in stream if e.seq > version]
-                if not events:
+                batch = store.read_for_fold(game_id, after=version) if stream is None else stream
+                rows = batch.rows
+                if rows and rows[0][SEQ] <= version:
+                    rows = [row for row in rows if row[SEQ] > version]
+                if not rows:
                     pipe.unwatch()
-                    return version
-                info = info_from(events, orjson.loads(raw_info) if raw_info else None)
-                if info is None:
+                    return version, status == b"finished"
+                first, last = rows[0], rows[-1]
+                if first[TYPE] == GAME_CREATED:
+                    info = info_of(game_id, first[DATA], batch.created_at)
+                elif raw_info is not None:
+                    info = orjson.loads(raw_info)
+                else:
                     raise RuntimeError(f"game {game_id}: stream has no opening event")
-                fields = _fold(info, raw_state, events, status == b"finished")
+                # GameFinished closes a stream: nothing is appended after it.
+                finished = status == b"finished" or last[TYPE] == GAME_FINISHED
+                fields = _fold(info, raw_state, rows, finished)
                 if raw_info is None:
                     # Seat token hashes, so queries can tell seats apart
                     # without asking PostgreSQL.
-                    fields["auth"] = dumps([h.hex() for h in store.secrets(game_id)[1]])
+                    hashes = store.token_hashes(game_id) if token_hashes is None else token_hashes
+                    fields["auth"] = dumps([h.hex() for h in hashes])
                 pipe.multi()
                 pipe.hset(key, mapping=fields)
                 for hook in _hooks:
-                    hook(pipe, info, fields, fields["status"] == "finished" and status != b"finished")
+                    hook(pipe, info, fields, finished and status != b"finished")
                 pipe.execute()
-                _observe_lag(events[-1])
-                return events[-1].seq
+                _observe_lag(batch.newest_at)
+                return last[SEQ], finished
             except redis.WatchError:
                 continue
     # Someone else keeps writing newer versions; they will have caught up.
-    return int(r.hget(key, "version") or 0)
+    raw_version, status = r.hmget(key, "version", "status")
+    return int(raw_version or 0), status == b"finished"
 
 
-def _observe_lag(event: StoredEvent) -> None:
-    received = event.meta.get("received_at")
+def _observe_lag(received: str | None) -> None:
     if received:
         lag = time.time() - datetime.fromisoformat(received.replace("Z", "+00:00")).timestamp()
         LAG.observe(max(lag, 0.0))
 
 
-def _fold(info: dict[str, Any], raw_state: bytes | None, events: list[StoredEvent], finished: bool) -> dict[str, str]:
+def _fold(info: dict[str, Any], raw_state: bytes | None, rows: list[FoldRow], finished: bool) -> dict[str, str]:
     engine = registry.get(info["game"], info["rules_version"])
     state = orjson.loads(raw_state) if raw_state else None
-    state = fold_stream(engine, events, state)
-    return board_fields(engine, info, state, events[-1].seq, is_finished(events, finished))
+    state = fold_rows(engine, rows, state)
+    return board_fields(engine, info, state, rows[-1][SEQ], finished)
 
 
 def rebuild_game(r: redis.Redis, store: EventStore, game_id: str) -> int:
@@ -203,38 +242,82 @@ def _delete_matching(r: redis.Redis, pattern: str) -> int:
     return n
 
 
+#: Streams read ahead during a rebuild (see ``rebuild_all``).
+READERS = 2
+
+
 def rebuild_all(
     r: redis.Redis,
     store: EventStore,
     game_id: str | None = None,
     progress: Callable[[str], None] | None = None,
+    processes: int = 1,
+    connect: Callable[[], tuple[redis.Redis, EventStore]] | None = None,
 ) -> int:
     """Drop the read models and fold them again from PostgreSQL alone.
 
     With ``game_id``, only that game's board.  Streams are read game by game,
-    so memory stays flat however many events the store holds."""
+    so memory stays flat however many events the store holds.  With
+    ``processes`` > 1 (and ``connect`` to open a process's own connections),
+    the games are split between that many forked processes: folding is pure
+    Python, so one process is bound by its one core (``make bench``)."""
     if game_id is not None:
         rebuild_game(r, store, game_id)
         return 1
     _delete_matching(r, "g:{*}")
     _delete_matching(r, "games:*")
     r.delete(keys.SWEEP_CURSOR)
-    done = 0
+    if processes > 1 and connect is not None:
+        done, failed = _rebuild_in_processes(processes, connect, progress)
+    else:
+        done, failed = rebuild_boards(r, store, progress=progress)
+    for consumer in global_consumers:
+        consumer(r, store, True, progress)
+    if failed:
+        raise RebuildIncomplete(done, failed)
+    return done
+
+
+def rebuild_boards(
+    r: redis.Redis,
+    store: EventStore,
+    shard: tuple[int, int] = (0, 1),
+    progress: Callable[[str], None] | None = None,
+) -> tuple[int, list[str]]:
+    """Fold every game's board from scratch (its hash already deleted).
+    ``shard=(k, n)``: only the k-th of every n games, in id order.  Returns
+    the games rebuilt and those whose stream could not be folded."""
+    k, n = shard
+    label = f"boards[{k + 1}/{n}]" if n > 1 else "boards"
+    done = seen = 0
     after = None
     failed: list[str] = []
-    # Pipelined: the next game's stream is read (PostgreSQL working, our
-    # thread waiting with the GIL released) while this one is folded; at most
-    # two streams are held at a time, so memory stays flat.
-    with ThreadPoolExecutor(1, thread_name_prefix="rebuild-read") as reader:
+    # Pipelined: the next games' streams are read by READERS threads (each
+    # PostgreSQL backend building a stream's text while this thread waits
+    # with the GIL released) while this one is folded.  At most READERS + 1
+    # streams are held at a time, so memory stays flat however many events
+    # the store holds.
+
+    def read(gid: str) -> tuple[tuple[str | None, str | None, str | None], list[bytes]]:
+        # Text only: parsing here would hold the GIL for milliseconds at a
+        # time, stalling the folding thread at each of its Redis round trips.
+        return store.read_for_fold_raw(gid), store.token_hashes(gid)
+
+    with ThreadPoolExecutor(READERS, thread_name_prefix="rebuild-read") as reader:
         while True:
-            ids = store.game_ids(after=after, limit=500)
-            ahead = reader.submit(store.read_for_fold, ids[0]) if ids else None
+            page = store.game_ids(after=after, limit=500)
+            # Shards by position in the whole id order, so n processes split
+            # any mix of long and short games about evenly.
+            ids = [gid for i, gid in enumerate(page, start=seen) if i % n == k]
+            seen += len(page)
+            ahead = deque(reader.submit(read, gid) for gid in ids[:READERS])
             for i, gid in enumerate(ids):
-                assert ahead is not None
-                stream = ahead.result()
-                ahead = reader.submit(store.read_for_fold, ids[i + 1]) if i + 1 < len(ids) else None
+                raw, hashes = ahead.popleft().result()
+                stream = FoldBatch.parse(raw)
+                if i + READERS < len(ids):
+                    ahead.append(reader.submit(read, ids[i + READERS]))
                 try:
-                    project_game(r, store, gid, stream=stream)
+                    project_game(r, store, gid, stream=stream, token_hashes=hashes)
                 except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
                     raise
                 except Exception as exc:
@@ -244,19 +327,44 @@ def rebuild_all(
                     log.exception("rebuild: game %s could not be projected", gid)
                     failed.append(gid)
                     if progress:
-                        progress(f"boards: game {gid} FAILED to fold ({type(exc).__name__}); see make audit GAME={gid}")
+                        progress(
+                            f"{label}: game {gid} FAILED to fold ({type(exc).__name__}); see make audit GAME={gid}"
+                        )
                     continue
                 done += 1
             if progress and ids:
-                progress(f"boards: {done} games rebuilt")
-            if len(ids) < 500:
+                progress(f"{label}: {done} games rebuilt")
+            if len(page) < 500:
                 break
-            after = ids[-1]
-    for consumer in global_consumers:
-        consumer(r, store, True, progress)
-    if failed:
-        raise RebuildIncomplete(done, failed)
-    return done
+            after = page[-1]
+    return done, failed
+
+
+#: Set in the parent just before forking the rebuild's processes (a forked
+#: child inherits it; nothing is pickled but the shard number).
+_fork_connect: Callable[[], tuple[redis.Redis, EventStore]] | None = None
+_fork_progress: Callable[[str], None] | None = None
+
+
+def _rebuild_shard(k: int, n: int) -> tuple[int, list[str]]:
+    assert _fork_connect is not None
+    # Its own connections: the parent's sockets must never be shared.
+    r, store = _fork_connect()
+    return rebuild_boards(r, store, (k, n), _fork_progress)
+
+
+def _rebuild_in_processes(
+    n: int, connect: Callable[[], tuple[redis.Redis, EventStore]], progress: Callable[[str], None] | None
+) -> tuple[int, list[str]]:
+    global _fork_connect, _fork_progress
+    _fork_connect, _fork_progress = connect, progress
+    try:
+        # fork: the children start with every module (and engine) loaded.
+        with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as pool:
+            results = list(pool.map(_rebuild_shard, range(n), [n] * n))
+    finally:
+        _fork_connect = _fork_progress = None
+    return sum(d for d, _ in results), [gid for _, f in results for gid in f]
 
 
 class RebuildIncomplete(RuntimeError):

@@ -192,7 +192,10 @@ def run_rebuild(env: BenchEnv, res: Results, svc: GameService, ctx: Any, scale: 
         rb = bench_fold.rebuild(env.env())
         rb |= {"events": have, "rate": have / rb["seconds"], "rss_mib": rb["rss_kib"] / 1024}
         runs.append(rb)
-        say(f"  rebuild of {have:,} events: {rb['rate']:,.0f} events/s, peak RSS {rb['rss_mib']:.0f} MiB")
+        say(
+            f"  rebuild of {have:,} events: {rb['rate']:,.0f} events/s, {rb['processes']} process(es),"
+            f" peak RSS {rb['rss_mib']:.0f} MiB in all (largest {rb['rss_max_kib'] / 1024:.0f} MiB)"
+        )
     growth = runs[-1]["rss_mib"] / runs[0]["rss_mib"]
     res.put("rebuild_rate", runs[-1]["rate"], runs=runs, rss_growth=growth)
 

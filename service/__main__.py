@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -35,15 +36,39 @@ def _context(settings: Settings):
     return make_context(settings)
 
 
-@command("rebuild", "drop and rebuild read models from PostgreSQL", lambda p: p.add_argument("--game"))
+def _rebuild_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--game", help="rebuild only this game's board")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=int(os.environ.get("QD_REBUILD_PROCESSES") or os.cpu_count() or 1),
+        help="processes folding games side by side (default: the CPU count, or QD_REBUILD_PROCESSES)",
+    )
+
+
+@command("rebuild", "drop and rebuild read models from PostgreSQL", _rebuild_args)
 def _rebuild(ns: argparse.Namespace, settings: Settings) -> int:
     from projections.runner import RebuildIncomplete, rebuild_all
+    from service.games import registry
 
     import_global_consumers()
+    registry.names()  # every engine imported now, not in the timing (and not once per process)
     ctx = _context(settings)
+
+    def connect():
+        own = _context(settings)
+        return own.redis, own.store
+
     started = time.perf_counter()
     try:
-        n = rebuild_all(ctx.redis, ctx.store, ns.game, progress=lambda msg: print(msg, flush=True))
+        n = rebuild_all(
+            ctx.redis,
+            ctx.store,
+            ns.game,
+            progress=lambda msg: print(msg, flush=True),
+            processes=max(1, ns.processes),
+            connect=connect,
+        )
     except RebuildIncomplete as exc:
         print(f"rebuild incomplete: {exc}", file=sys.stderr)
         return 1

@@ -41,29 +41,37 @@ class QuarterdeckApi(Api):
     ERROR_SCHEMA = ErrorOut
 
 
-#: Seconds a "job queued" flag lives at most (see ``_enqueuer``).
-PENDING_TTL = 30
+#: Seconds a "drain job queued" flag lives at most (see ``_enqueuer``): a job
+#: lost while its flag lives holds up its shard's games this long at most
+#: (or until the worker's sweep, every 5 s); while the worker is backlogged
+#: longer, a shard gets one more (harmless) job per TTL.
+PENDING_TTL = 2
 
 
 def _enqueuer(r: redis.Redis, queue_name: str):
     queue = Queue(queue_name, connection=r)
 
     def enqueue(game_id: str) -> None:
-        """After commit: ask a worker to project the game.  If Redis is away
-        the intent still stands; the worker's sweep projects it later."""
+        """After commit: mark the game dirty and make sure a worker drains
+        its shard.  If Redis is away the intent still stands; the worker's
+        sweep projects it later."""
         try:
-            # Coalesce: while a job for this game is queued and not started, it
-            # will read this commit too (the job clears the flag before reading).
-            # Under load this turns one job per intent into one per game, and
-            # RQ's own bookkeeping costs several times a projection.  The TTL
-            # bounds the damage of a job lost after the flag was set (the sweep
-            # catches such a game up meanwhile).
-            if not r.set(keys.pending(game_id), b"1", nx=True, ex=PENDING_TTL):
-                return
-            queue.enqueue_call("workers.jobs.project", args=(game_id,), result_ttl=0, failure_ttl=3600)
+            # Coalesce: while a drain job for the shard is queued and not
+            # started, it will project this game too (the job clears the flag
+            # before it reads the set).  Under load one RQ job projects many
+            # games: RQ's own bookkeeping (~30 Redis round trips a job) cost
+            # several times a projection.  The TTL bounds the damage of a job
+            # lost after the flag was set (the sweep catches up meanwhile).
+            shard = keys.shard_of(game_id)
+            with r.pipeline(transaction=False) as pipe:
+                pipe.sadd(keys.dirty(shard), game_id)
+                pipe.set(keys.drain_pending(shard), b"1", nx=True, ex=PENDING_TTL)
+                _, first = pipe.execute()
+            if first:
+                queue.enqueue_call("workers.jobs.drain", args=(shard,), result_ttl=0, failure_ttl=3600)
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             metrics.ENQUEUE_FAILURES.inc()
-            log.warning("projection job for %s not enqueued (%s); the sweep will catch up", game_id, exc)
+            log.warning("projection of %s not enqueued (%s); the sweep will catch up", game_id, exc)
 
     return enqueue
 

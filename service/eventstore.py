@@ -93,6 +93,29 @@ class StoredEvent:
         }
 
 
+#: What a projection reads of a stored event: ``[seq, type, data]`` (a list,
+#: as orjson parses it: a fold builds one per event, and any object built per
+#: event costs as much as the fold itself; ``make bench``: rebuild).
+FoldRow = list[Any]
+SEQ, TYPE, DATA = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class FoldBatch:
+    """A stretch of a stream as a projection reads it (``read_for_fold``)."""
+
+    rows: list[FoldRow]
+    #: ``received_at`` of the GameCreated event, if it is in the stretch.
+    created_at: str | None
+    #: The latest ``received_at`` in the stretch (for the lag metric).
+    newest_at: str | None
+
+    @classmethod
+    def parse(cls, raw: tuple[str | None, str | None, str | None]) -> FoldBatch:
+        text, created_at, newest_at = raw
+        return cls(orjson.loads(text) if text else [], created_at, newest_at)
+
+
 @dataclass(frozen=True, slots=True)
 class GameRecord:
     game_id: str
@@ -115,6 +138,15 @@ class IdempotentWrite:
 _EVENT_COLS = "game_id, seq, type, schema_version, data, meta, data_digest, meta_digest, prev_hash, hash"
 _ROW = "(%s::uuid, %s::int, %s::text, %s::smallint, %s::jsonb, %s::jsonb, %s::text, %s::text, %s::text, %s::text)"
 
+
+#: A stream's events after a seq as one JSON array text of ``[seq, "type",
+#: data]`` rows (the ``fold_row`` column, migration 0002; see
+#: ``read_for_fold``), with the arrival times a read model needs.
+_FOLD_QUERY = (
+    "SELECT '[' || string_agg(fold_row, ',' ORDER BY seq) || ']',"
+    f" max(meta->>'received_at') FILTER (WHERE type = '{GAME_CREATED}'), max(meta->>'received_at')"
+    " FROM events WHERE game_id = %s AND seq > %s"
+)
 
 _GUARDED_ROWS = 1000
 
@@ -309,6 +341,12 @@ class EventStore:
         )
         return GameRecord(*rows[0]) if rows else None
 
+    def token_hashes(self, game_id: str) -> list[bytes]:
+        """The per-seat token hashes (seat order): what a read model needs to
+        tell seats apart, without the seed."""
+        rows = self._fetch("SELECT token_hash FROM seat_tokens WHERE game_id = %s ORDER BY seat", (uuid.UUID(game_id),))
+        return [bytes(t[0]) for t in rows]
+
     def secrets(self, game_id: str) -> tuple[bytes, list[bytes]]:
         """The seed and the per-seat token hashes (seat order)."""
         gid = uuid.UUID(game_id)
@@ -327,17 +365,20 @@ class EventStore:
             params.append(upto)
         return [_row_to_event(r) for r in self._fetch(q + " ORDER BY seq", params)]
 
-    def read_for_fold(self, game_id: str, after: int = 0) -> list[StoredEvent]:
-        """Like :meth:`read`, for projections: ``meta`` holds only
-        ``received_at`` and the digests and hashes are empty strings.  A fold
-        needs nothing else, and the rest is ~85% of a row's bytes to send and
-        parse (``make bench``: rebuild).  Never for feeds, exports or audits."""
-        rows = self._fetch(
-            "SELECT game_id::text, seq, type, schema_version, data, meta->>'received_at' FROM events"
-            " WHERE game_id = %s AND seq > %s ORDER BY seq",
-            (uuid.UUID(game_id), after),
-        )
-        return [StoredEvent(r[0], r[1], r[2], r[3], r[4], {"received_at": r[5]}, "", "", "", "") for r in rows]
+    def read_for_fold(self, game_id: str, after: int = 0) -> FoldBatch:
+        """The events after ``after`` as a :class:`FoldBatch`: what a
+        projection needs, never for feeds, exports or audits.
+
+        PostgreSQL sends the whole stretch as ONE JSON array text, parsed by
+        orjson in one call: decoding row by row in the client, not the
+        server's work, bounded a rebuild (``make bench``, docs/PERFORMANCE.md)."""
+        return FoldBatch.parse(self.read_for_fold_raw(game_id, after))
+
+    def read_for_fold_raw(self, game_id: str, after: int = 0) -> tuple[str | None, str | None, str | None]:
+        """:meth:`read_for_fold` unparsed: a reader thread fetches it without
+        holding the GIL for long, and the folding thread parses it."""
+        rows = self._fetch(_FOLD_QUERY, (uuid.UUID(game_id), after))
+        return rows[0] if rows else (None, None, None)
 
     def iter_stream(self, game_id: str, after: int = 0, batch: int = 1000) -> Iterator[StoredEvent]:
         """The stream in batches, without holding it all in memory."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from service.eventstore import GAME_CREATED, GAME_FINISHED, PLATFORM_EVENTS, StoredEvent
+from service.eventstore import GAME_CREATED, GAME_FINISHED, PLATFORM_EVENTS, FoldRow, StoredEvent
 from service.games.base import Engine, Event, State
 
 
@@ -18,6 +18,15 @@ def fold_stream(engine: Engine, events: Iterable[StoredEvent], state: State | No
     for e in events:
         if e.type not in PLATFORM_EVENTS:
             state = evolve(state, Event(e.type, e.data))
+    return state
+
+
+def fold_rows(engine: Engine, rows: Iterable[FoldRow], state: State | None = None) -> State | None:
+    """:func:`fold_stream` for the rows a projection reads (``read_for_fold``)."""
+    evolve = engine.evolve
+    for _, type_, data in rows:
+        if type_ not in PLATFORM_EVENTS:
+            state = evolve(state, Event(type_, data))
     return state
 
 
@@ -38,4 +47,4 @@ def finished_data(result: dict[str, Any], seed: bytes, head_hash: str) -> dict[s
     return {"result": result, "seed": seed.hex(), "head_hash": head_hash}
 
 
-__all__ = ["GAME_CREATED", "GAME_FINISHED", "created_data", "finished_data", "fold_stream"]
+__all__ = ["GAME_CREATED", "GAME_FINISHED", "created_data", "finished_data", "fold_rows", "fold_stream"]

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
 
+import redis
+
 from projections import keys, leaderboards, runner
+from service.eventstore import StoreUnavailable
 from workers import context, metrics
+
+log = logging.getLogger(__name__)
 
 # Importing registers the leaderboard consumer in ``runner.global_consumers``,
 # so that ``sweep`` (and ``project`` below) run it in the worker process too.
@@ -16,20 +23,58 @@ def project(game_id: str) -> int:
     """Catch one game's read models up with its stream."""
     ctx = context.get()
     started = time.perf_counter()
-    # Before reading the stream: an intent committed from now on enqueues a
-    # new job (see the API's enqueuer), one committed before is read below.
-    ctx.redis.delete(keys.pending(game_id))
-    version = runner.project_game(ctx.redis, ctx.store, game_id)
-    if ctx.redis.hget(keys.game(game_id), "status") == b"finished":
-        # A finished game changes the global projections (leaderboards).  They
-        # read the global feed after their own checkpoint, so running them
-        # again for a duplicated job is harmless; a finish not yet visible in
-        # the feed (an older transaction still open) is folded by a later job
-        # or by the periodic sweep.
-        for consumer in runner.global_consumers:
-            consumer(ctx.redis, ctx.store, False, None)
+    version, finished = runner.catch_up(ctx.redis, ctx.store, game_id)
+    if finished:
+        _global_consumers(ctx)
     metrics.JOB_SECONDS.labels("project").observe(time.perf_counter() - started)
     return version
+
+
+#: Games taken from a shard's dirty set at a time.
+DRAIN_BATCH = 64
+
+
+def drain(shard: int) -> int:
+    """Catch up every game marked dirty in ``shard`` (the API marks a game at
+    each commit).  Returns the number of games projected."""
+    ctx = context.get()
+    r = ctx.redis
+    started = time.perf_counter()
+    # Before reading the set: a game marked from now on enqueues a new job
+    # (see the API's enqueuer), one marked before is popped below.
+    r.delete(keys.drain_pending(shard))
+    projected = 0
+    any_finished = False
+    while batch := [gid.decode() for gid in r.spop(keys.dirty(shard), DRAIN_BATCH)]:
+        for i, gid in enumerate(batch):
+            try:
+                _, finished = runner.catch_up(r, ctx.store, gid)
+            except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
+                # A server away: put back what this job has not projected (the
+                # sweep would catch it up anyway) and let RQ record the failure.
+                with contextlib.suppress(redis.RedisError):
+                    r.sadd(keys.dirty(shard), *batch[i:])
+                raise
+            except Exception:
+                # One game that cannot be folded must not hold up the others.
+                log.exception("drain: game %s could not be projected", gid)
+                continue
+            projected += 1
+            any_finished = any_finished or finished
+    if any_finished:
+        _global_consumers(ctx)
+    metrics.JOB_SECONDS.labels("drain").observe(time.perf_counter() - started)
+    return projected
+
+
+def _global_consumers(ctx: context.Context) -> None:
+    # A finished game changes the global projections (leaderboards).  They
+    # read the global feed after their own checkpoint, so running them again
+    # for a duplicated job is harmless; a finish not yet visible in the feed
+    # (an older transaction still open) is folded by a later job or by the
+    # periodic sweep.
+    for consumer in runner.global_consumers:
+        consumer(ctx.redis, ctx.store, False, None)
 
 
 def sweep() -> int:

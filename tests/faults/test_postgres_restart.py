@@ -42,10 +42,15 @@ def test_postgres_crash_restart_under_load():
         )
         report = soak.Report()
         engines = ["nauticus", "waters-of-nereus"]
-        players = threading.Thread(target=soak.play_all, args=(cfg, report, engines, 60))
+        # Enough intents that the players are still at it when PostgreSQL
+        # crashes, however fast the machine: the crash comes once some have
+        # committed, not after a fixed sleep.
+        players = threading.Thread(target=soak.play_all, args=(cfg, report, engines, 400))
         players.start()
-        time.sleep(4)  # load is running
-        assert players.is_alive()
+        deadline = time.monotonic() + 60
+        while report.intents < 60 and players.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert players.is_alive() and report.intents >= 60, report.failures[:3]
         # "immediate" is a crash: in-flight transactions are cut off mid-commit,
         # the harder case than a clean ("fast") shutdown.
         st.pg.stop(mode="immediate")

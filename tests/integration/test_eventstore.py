@@ -154,3 +154,33 @@ def test_global_feed_never_skips_a_late_commit(store, private_db):
     while len(seen := store.read_all(after=cursor)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert [(e.game_id, e.type) for _, e in seen][:2] == [(gid_slow, "Late"), (gid_fast, "Thing")]
+
+
+def test_read_for_fold_gives_what_read_gives(store):
+    """Projections read ``[seq, type, data]`` rows from the ``fold_row``
+    column (migration 0002): the same values, in the same key order, as the
+    full rows, with the arrival times a read model needs."""
+    gid = _game(store)
+    awkward = {"quote": 'a"b', "backslash": "c\\d", "unicode": "Nereus ⚓ é", "nested": {"z": [1, {"y": None}]}}
+    awkward["n"] = -3
+    head = store.read(gid)[-1]
+    late = NewEvent("Thing", awkward, {"seat": 1, "received_at": "2100-01-01T00:00:01Z"})
+    store.append(gid, 1, head.hash, SEED, [_event(1), late])
+    full = store.read(gid)
+    batch = store.read_for_fold(gid)
+    assert batch.rows == [[e.seq, e.type, e.data] for e in full]
+    assert [list(r[2]) for r in batch.rows] == [list(e.data) for e in full]  # key order too
+    assert batch.created_at == full[0].meta["received_at"]
+    assert batch.newest_at == "2100-01-01T00:00:01Z"
+    later = store.read_for_fold(gid, after=2)
+    assert later.rows == [[3, "Thing", awkward]] and later.created_at is None
+    assert store.read_for_fold(gid, after=3).rows == []
+
+
+def test_an_event_type_is_a_name(store):
+    """The type goes into ``fold_row``'s JSON text unescaped, so the database
+    refuses any type that is not a plain name."""
+    gid = _game(store)
+    with pytest.raises(psycopg.errors.CheckViolation):
+        store.append(gid, 1, store.read(gid)[-1].hash, SEED, [NewEvent('Bad"Type', {}, {"seat": 0})])
+    assert store.version(gid) == 1
