@@ -109,8 +109,10 @@ def run_http(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: f
             f"client CPU {r.client_cpu / max(r.seconds, 1e-9):.0%} of a core; queue drained in {drained:.1f}s"
         )
     if _phase("lag", only):
-        rate = (res.get("api_intents_16") or 200) / 2
-        say(f"lag: {rate:,.0f} intents/s (half of api_intents_16), watching g:{{id}} version in Redis")
+        fixed = os.environ.get("BENCH_LAG_RATE")
+        rate = float(fixed) if fixed else (res.get("api_intents_16") or 200) / 2
+        why = "BENCH_LAG_RATE" if fixed else "half of api_intents_16"
+        say(f"lag: {rate:,.0f} intents/s ({why}), watching g:{{id}} version in Redis")
         r, lags = bench_api.lag(url, env.redis(), games, rate, seconds)
         env.wait_queue_empty()
         from bench_http import percentile

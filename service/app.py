@@ -19,6 +19,7 @@ from service.api import common
 from service.config import Settings
 from service.errors import ApiError, unavailable
 from service.eventstore import EventStore, StoreUnavailable, check_if_idle
+from service.games import registry
 from service.handlers import GameService
 
 log = logging.getLogger(__name__)
@@ -114,6 +115,9 @@ def create_app(settings: Settings | None = None, **flask_config: Any) -> Flask:
         on_conflict=metrics.CONFLICTS.inc,
     )
     app.extensions["quarterdeck"] = common.Services(settings, store, r, games)
+    # Every engine imported now rather than by the first request that needs
+    # one (which would take ~100 ms longer than the rest).
+    registry.names()
 
     api = QuarterdeckApi(
         app,

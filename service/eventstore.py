@@ -148,6 +148,13 @@ _FOLD_QUERY = (
     " FROM events WHERE game_id = %s AND seq > %s"
 )
 
+_FOLD_MANY_QUERY = (
+    "SELECT c.game_id::text, '[' || string_agg(e.fold_row, ',' ORDER BY e.seq) || ']',"
+    f" max(e.meta->>'received_at') FILTER (WHERE e.type = '{GAME_CREATED}'), max(e.meta->>'received_at')"
+    " FROM unnest(%s::uuid[], %s::int[]) AS c(game_id, after)"
+    " JOIN events e ON e.game_id = c.game_id AND e.seq > c.after GROUP BY c.game_id"
+)
+
 _GUARDED_ROWS = 1000
 
 
@@ -347,6 +354,15 @@ class EventStore:
         rows = self._fetch("SELECT token_hash FROM seat_tokens WHERE game_id = %s ORDER BY seat", (uuid.UUID(game_id),))
         return [bytes(t[0]) for t in rows]
 
+    def token_hashes_many(self, game_ids: Sequence[str]) -> dict[str, list[bytes]]:
+        """:meth:`token_hashes` for several games in one round trip."""
+        rows = self._fetch(
+            "SELECT game_id::text, array_agg(token_hash ORDER BY seat) FROM seat_tokens"
+            " WHERE game_id = ANY(%s) GROUP BY game_id",
+            ([uuid.UUID(g) for g in game_ids],),
+        )
+        return {r[0]: [bytes(h) for h in r[1]] for r in rows}
+
     def secrets(self, game_id: str) -> tuple[bytes, list[bytes]]:
         """The seed and the per-seat token hashes (seat order)."""
         gid = uuid.UUID(game_id)
@@ -373,6 +389,13 @@ class EventStore:
         orjson in one call: decoding row by row in the client, not the
         server's work, bounded a rebuild (``make bench``, docs/PERFORMANCE.md)."""
         return FoldBatch.parse(self.read_for_fold_raw(game_id, after))
+
+    def read_for_fold_many(self, afters: dict[str, int]) -> dict[str, FoldBatch]:
+        """:meth:`read_for_fold` for several games in one round trip:
+        ``{game: after}`` -> ``{game: batch}`` (games with nothing new left out)."""
+        ids = list(afters)
+        rows = self._fetch(_FOLD_MANY_QUERY, ([uuid.UUID(g) for g in ids], [afters[g] for g in ids]))
+        return {r[0]: FoldBatch.parse(r[1:]) for r in rows}
 
     def read_for_fold_raw(self, game_id: str, after: int = 0) -> tuple[str | None, str | None, str | None]:
         """:meth:`read_for_fold` unparsed: a reader thread fetches it without
@@ -417,6 +440,18 @@ class EventStore:
         q += " ORDER BY events.tx_id, events.position LIMIT %s"
         params.append(limit)
         return [((r[0], r[1]), _row_to_event(r[2:])) for r in self._fetch(q, params)]
+
+    def feed_positions(self, after: Cursor = START, limit: int = 1000) -> list[tuple[Cursor, str, int]]:
+        """:meth:`read_all` reduced to ``(cursor, game_id, seq)``: all a
+        catch-up sweep needs to find the games that moved, at a fraction of
+        the bytes (it runs every few seconds beside the live projection)."""
+        q = (
+            "SELECT tx_id::text, position, game_id::text, seq FROM events"
+            " WHERE (tx_id, position) > (%s::xid8, %s)"
+            " AND tx_id < pg_snapshot_xmin(pg_current_snapshot())"
+            " ORDER BY events.tx_id, events.position LIMIT %s"
+        )
+        return [((r[0], r[1]), r[2], r[3]) for r in self._fetch(q, (after[0], after[1], limit))]
 
     def stream_heads(self, game_ids: Sequence[str]) -> dict[str, int]:
         rows = self._fetch(

@@ -46,21 +46,19 @@ def drain(shard: int) -> int:
     projected = 0
     any_finished = False
     while batch := [gid.decode() for gid in r.spop(keys.dirty(shard), DRAIN_BATCH)]:
-        for i, gid in enumerate(batch):
-            try:
-                _, finished = runner.catch_up(r, ctx.store, gid)
-            except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
-                # A server away: put back what this job has not projected (the
-                # sweep would catch it up anyway) and let RQ record the failure.
-                with contextlib.suppress(redis.RedisError):
-                    r.sadd(keys.dirty(shard), *batch[i:])
-                raise
-            except Exception:
-                # One game that cannot be folded must not hold up the others.
-                log.exception("drain: game %s could not be projected", gid)
-                continue
-            projected += 1
-            any_finished = any_finished or finished
+        try:
+            results, failed = runner.catch_up_many(r, ctx.store, batch)
+        except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
+            # A server away: put the batch back (the sweep would catch it up
+            # anyway) and let RQ record the failure.
+            with contextlib.suppress(redis.RedisError):
+                r.sadd(keys.dirty(shard), *batch)
+            raise
+        for gid, exc in failed.items():
+            # One game that cannot be folded must not hold up the others.
+            log.error("drain: game %s could not be projected", gid, exc_info=exc)
+        projected += len(results)
+        any_finished = any_finished or any(finished for _, finished in results.values())
     if any_finished:
         _global_consumers(ctx)
     metrics.JOB_SECONDS.labels("drain").observe(time.perf_counter() - started)

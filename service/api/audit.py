@@ -180,7 +180,7 @@ def _sse(line: dict[str, Any]) -> str:
 
 
 @blp.route("/<uuid:game_id>/events", methods=["GET"])
-@blp.arguments(FeedArgs, location="query")
+@blp.arguments(FeedArgs(), location="query")
 @blp.response(
     200,
     FeedLine,
@@ -255,7 +255,7 @@ def events_feed(args: dict[str, Any], game_id: Any) -> Response:
 
 # -- time travel, audit, export ------------------------------------------------
 @blp.route("/<uuid:game_id>/state", methods=["GET"])
-@blp.arguments(StateArgs, location="query")
+@blp.arguments(StateArgs(), location="query")
 @blp.response(200, StateOut)
 @blp.alt_response(401, schema=ErrorOut, description="Game running and no organiser token")
 @blp.alt_response(403, schema=ErrorOut, description="Game running and not the organiser token")

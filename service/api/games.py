@@ -74,7 +74,7 @@ def _viewer(model: dict[str, Any]) -> Any:
 
 
 @blp.route("", methods=["POST"])
-@blp.arguments(CreateGameIn)
+@blp.arguments(CreateGameIn())
 @blp.response(201, CreateGameOut)
 @blp.alt_response(422, schema=ErrorOut, description="Unknown game, player count or options")
 def create_game(body: dict[str, Any]) -> dict[str, Any]:
@@ -85,7 +85,7 @@ def create_game(body: dict[str, Any]) -> dict[str, Any]:
 
 
 @blp.route("", methods=["GET"])
-@blp.arguments(ListGamesArgs, location="query")
+@blp.arguments(ListGamesArgs(), location="query")
 @blp.response(200, GameListOut)
 def list_games(args: dict[str, Any]) -> dict[str, Any]:
     """Games, newest first, filtered by game, status and player."""
@@ -131,7 +131,7 @@ def list_games(args: dict[str, Any]) -> dict[str, Any]:
 
 
 @blp.route("/<uuid:game_id>", methods=["GET"])
-@blp.arguments(MinVersionArgs, location="query")
+@blp.arguments(MinVersionArgs(), location="query")
 @blp.response(200, GameOut)
 @blp.alt_response(404, schema=ErrorOut, description="No such game")
 @blp.alt_response(403, schema=ErrorOut, description="A token that belongs to no seat of this game")
@@ -161,7 +161,7 @@ def get_game(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
 
 
 @blp.route("/<uuid:game_id>/legal", methods=["GET"])
-@blp.arguments(MinVersionArgs, location="query")
+@blp.arguments(MinVersionArgs(), location="query")
 @blp.response(200, LegalOut)
 @blp.alt_response(401, schema=ErrorOut, description="No token")
 @blp.alt_response(403, schema=ErrorOut, description="Not a seat token of this game")
@@ -184,7 +184,9 @@ def get_legal(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
 
 
 @blp.route("/<uuid:game_id>/intents", methods=["POST"])
-@blp.arguments(IntentIn)
+# Schema instances, not classes: given a class, webargs builds a new schema on
+# every request (a profile of the intent path showed it).
+@blp.arguments(IntentIn())
 @blp.response(201, IntentOut)
 @blp.alt_response(401, schema=ErrorOut, description="No token")
 @blp.alt_response(403, schema=ErrorOut, description="Not a seat token of this game")

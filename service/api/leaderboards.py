@@ -45,7 +45,7 @@ def list_leaderboards() -> dict[str, Any]:
 
 
 @blp.route("/leaderboards/<game>", methods=["GET"])
-@blp.arguments(PageArgs, location="query")
+@blp.arguments(PageArgs(), location="query")
 @blp.response(200, LeaderboardOut)
 @blp.alt_response(404, schema=ErrorOut, description="No such game type")
 def get_leaderboard(args: dict[str, Any], game: str) -> dict[str, Any]:

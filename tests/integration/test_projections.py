@@ -65,7 +65,70 @@ def test_commits_while_a_drain_job_is_queued_ride_on_it(client, new_game, ctx, r
     run_worker()
     for g in games:
         assert int(ctx.redis.hget(keys.game(g["id"]), "version")) == ctx.store.version(g["id"])
-    assert not any(ctx.redis.scard(keys.dirty(s)) for s in range(keys.SHARDS))
+    assert not any(ctx.redis.sismember(keys.dirty(keys.shard_of(g["id"])), g["id"]) for g in games)
+
+
+def test_a_batch_of_games_is_projected_as_each_alone_would_be(client, new_game, ctx, settings):
+    """``catch_up_many`` (what a drain job runs): a game behind, a game up to
+    date, a game never projected and a game whose stream cannot be folded, in
+    one batch.  The first three end exactly as ``project_game`` leaves them;
+    the fourth is reported and not written."""
+    import uuid
+
+    import psycopg
+
+    from projections.runner import catch_up_many
+
+    behind, current, fresh, broken = (new_game() for _ in range(4))
+    project_game(ctx.redis, ctx.store, behind["id"])
+    _advance(client, behind, 3, random.Random(9))
+    project_game(ctx.redis, ctx.store, current["id"])
+    for g in (fresh, broken):
+        ctx.redis.delete(keys.game(g["id"]))
+    with psycopg.connect(settings.database_url) as conn:
+        conn.execute("ALTER TABLE events DISABLE TRIGGER USER")
+        conn.execute("UPDATE events SET type = 'Forged' WHERE game_id = %s AND seq = 2", (uuid.UUID(broken["id"]),))
+        conn.execute("ALTER TABLE events ENABLE TRIGGER USER")
+
+    ids = [behind["id"], current["id"], fresh["id"], broken["id"]]
+    results, failed = catch_up_many(ctx.redis, ctx.store, ids)
+    assert set(failed) == {broken["id"]} and not ctx.redis.exists(keys.game(broken["id"]))
+    for gid in ids[:3]:
+        assert results[gid] == (ctx.store.version(gid), False)
+        batch = _snapshot(ctx.redis, gid)
+        ctx.redis.delete(keys.game(gid))
+        project_game(ctx.redis, ctx.store, gid)
+        assert _snapshot(ctx.redis, gid) == batch
+
+
+def test_a_batch_written_by_someone_else_meanwhile_falls_back_to_one_by_one(client, new_game, ctx, monkeypatch):
+    """Another worker writes one of the batch's games between our reads and
+    our MULTI: the batch's EXEC fails as a whole and each game is caught up
+    alone, so nothing is lost and nothing is written over a newer version."""
+    from projections import runner
+
+    games = [new_game() for _ in range(3)]
+    for g in games:
+        _advance(client, g, 2, random.Random(10))
+    read = ctx.store.read_for_fold_many
+    raced = []
+
+    def racing_read(afters):
+        if not raced:  # another worker projects the first game meanwhile
+            raced.append(project_game(ctx.redis, ctx.store, games[0]["id"]))
+        return read(afters)
+
+    alone = []
+    one_by_one = runner.catch_up
+    monkeypatch.setattr(ctx.store, "read_for_fold_many", racing_read)
+    monkeypatch.setattr(
+        runner, "catch_up", lambda r, store, gid, *a: alone.append(gid) or one_by_one(r, store, gid, *a)
+    )
+    results, failed = runner.catch_up_many(ctx.redis, ctx.store, [g["id"] for g in games])
+    assert raced and not failed
+    assert alone[-3:] == [g["id"] for g in games]  # the fallback ran (after the racer's own)
+    for g in games:
+        assert results[g["id"]][0] == ctx.store.version(g["id"]) == int(ctx.redis.hget(keys.game(g["id"]), "version"))
 
 
 def test_duplicate_late_and_out_of_order_jobs_change_nothing(client, new_game, ctx, run_worker):
