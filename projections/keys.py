@@ -12,14 +12,13 @@ def game(game_id: str) -> str:
     return f"g:{{{game_id}}}"
 
 
-#: Projection shards.  A commit marks its game dirty in its shard's set; one
-#: queued job per shard drains the set (``workers.jobs.drain``).  More than one
-#: shard lets several workers project side by side.
-SHARDS = 4
+#: Projection shards (``Settings.projection_shards``).  A commit marks its
+#: game dirty in its shard's set; one drain job per shard projects the set
+#: (``workers.jobs.drain``), so several workers can project side by side.
 
 
-def shard_of(game_id: str) -> int:
-    return zlib.crc32(game_id.encode()) % SHARDS
+def shard_of(game_id: str, shards: int) -> int:
+    return zlib.crc32(game_id.encode()) % shards
 
 
 def dirty(shard: int) -> str:
@@ -28,9 +27,15 @@ def dirty(shard: int) -> str:
 
 
 def drain_pending(shard: int) -> str:
-    """Set while a drain job for the shard is queued and not yet started: one
-    queued job is enough (it drains whatever the set holds when it runs)."""
+    """The shard's drain job: ``queued`` while one is queued and not started
+    (it will drain whatever the set holds when it runs), ``lingering`` while
+    one is waiting for new commits (each commit wakes it); absent otherwise."""
     return f"projection:{{{shard}}}:pending"
+
+
+def wake(shard: int) -> str:
+    """List a commit pushes to, to wake the shard's lingering drain job."""
+    return f"projection:{{{shard}}}:wake"
 
 
 #: Sorted sets of game ids, newest first (score: creation time in ms).

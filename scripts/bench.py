@@ -83,8 +83,10 @@ def run_http(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: f
     say(f"API under gunicorn at {url} (make run's settings), worker on queue {env.queue}")
     games: list[bench_plan.Created] = []
     if _phase("api", only) or _phase("lag", only):
-        # Enough planned intents for ~700 intents/s over both phases.
-        steps = max(120, int(700 * (seconds + 1) * 1.5 / (2 * CLIENTS)))
+        # Enough planned intents for ~1,300 intents/s over both phases (a game
+        # that runs out of planned intents leaves the load, and the lag phase
+        # would fall short of its rate).
+        steps = max(120, int(2000 * (seconds + 1) / (2 * CLIENTS)))
         games = _create_games(svc, ctx, _plans(1000, 2 * CLIENTS, steps, "load"))
     if _phase("api", only):
         say(f"api_intents_16: {CLIENTS} clients posting planned legal intents to {len(games)} games")
@@ -118,9 +120,11 @@ def run_http(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: f
         from bench_http import percentile
 
         p50, p99 = percentile(lags, 50) * 1000, percentile(lags, 99) * 1000
-        res.put("lag_p50_ms", p50, rate=r.rate, samples=len(lags), errors=r.errors, poll_ms=0.5)
+        res.put("lag_p50_ms", p50, rate=r.rate, target_rate=rate, samples=len(lags), errors=r.errors, poll_ms=0.5)
         res.put("lag_p99_ms", p99)
         say(f"  p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(lags)} intents at {r.rate:,.0f}/s")
+        if r.rate < 0.9 * rate:
+            say(f"  WARNING: the lag phase reached {r.rate:,.0f} intents/s, short of its {rate:,.0f}")
     if _phase("depth", only):
         run_depth(url, res, svc, ctx)
     env.stop("api")

@@ -96,8 +96,10 @@ class LagWatcher:
 
 
 def lag(url: str, r: redis.Redis, games: list[Created], rate: float, seconds: float) -> tuple[LoadResult, list[float]]:
-    """Intents at a fixed ``rate`` (open loop, 8 clients); lags in seconds."""
-    clients = 8
+    """Intents at a fixed ``rate`` (open loop, 16 clients: with fewer, each
+    client's schedule outruns the answers and the rate is not reached); lags
+    in seconds."""
+    clients = 16
     with LagWatcher(r) as watcher:
         result = closed_loop(url, clients, seconds, _intents(games, clients, watcher.accept), pace=rate)
     return result, watcher.lags

@@ -48,27 +48,43 @@ class QuarterdeckApi(Api):
 #: longer, a shard gets one more (harmless) job per TTL.
 PENDING_TTL = 2
 
+#: After a commit, in one round trip: mark the game dirty; if no drain job is
+#: queued or lingering, flag one as queued and answer 1 (the caller enqueues
+#: it); if one is lingering, wake it.  Atomic, so a lingering job that stops
+#: (``workers.jobs``) cannot miss a commit: either the commit saw the flag and
+#: its game is in the set the job drains once more after stopping, or it did
+#: not and enqueues a new job.
+_MARK = """
+redis.call('SADD', KEYS[1], ARGV[1])
+local flag = redis.call('GET', KEYS[2])
+if not flag then
+    redis.call('SET', KEYS[2], 'queued', 'EX', ARGV[2])
+    return 1
+end
+if flag == 'lingering' then
+    redis.call('LPUSH', KEYS[3], '1')
+    redis.call('LTRIM', KEYS[3], 0, 0)
+end
+return 0
+"""
 
-def _enqueuer(r: redis.Redis, queue_name: str):
+
+def _enqueuer(r: redis.Redis, queue_name: str, shards: int):
     queue = Queue(queue_name, connection=r)
+    mark = r.register_script(_MARK)
 
     def enqueue(game_id: str) -> None:
         """After commit: mark the game dirty and make sure a worker drains
         its shard.  If Redis is away the intent still stands; the worker's
         sweep projects it later."""
         try:
-            # Coalesce: while a drain job for the shard is queued and not
-            # started, it will project this game too (the job clears the flag
-            # before it reads the set).  Under load one RQ job projects many
-            # games: RQ's own bookkeeping (~30 Redis round trips a job) cost
-            # several times a projection.  The TTL bounds the damage of a job
-            # lost after the flag was set (the sweep catches up meanwhile).
-            shard = keys.shard_of(game_id)
-            with r.pipeline(transaction=False) as pipe:
-                pipe.sadd(keys.dirty(shard), game_id)
-                pipe.set(keys.drain_pending(shard), b"1", nx=True, ex=PENDING_TTL)
-                _, first = pipe.execute()
-            if first:
+            # Coalesce: while a drain job for the shard is queued (not started)
+            # or lingering, it will project this game too.  Under load one RQ
+            # job projects many games: RQ's own bookkeeping (~30 Redis round
+            # trips a job) cost several times a projection (docs/PERFORMANCE.md).
+            shard = keys.shard_of(game_id, shards)
+            names = [keys.dirty(shard), keys.drain_pending(shard), keys.wake(shard)]
+            if mark(keys=names, args=[game_id, PENDING_TTL]):
                 queue.enqueue_call("workers.jobs.drain", args=(shard,), result_ttl=0, failure_ttl=3600)
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             metrics.ENQUEUE_FAILURES.inc()
@@ -109,7 +125,7 @@ def create_app(settings: Settings | None = None, **flask_config: Any) -> Flask:
     store = EventStore(pool, settings.pool_timeout)
     games = GameService(
         store,
-        _enqueuer(r, settings.queue_name),
+        _enqueuer(r, settings.queue_name, settings.projection_shards),
         cache_size=settings.state_cache_size,
         snapshot_every=settings.snapshot_every,
         on_conflict=metrics.CONFLICTS.inc,

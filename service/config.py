@@ -40,6 +40,13 @@ class Settings:
     #: States kept in the command path's in-process cache.
     state_cache_size: int = 2048
     log_level: str = "INFO"
+    #: Projection shards: a drain job per shard, so at most this many workers
+    #: project side by side (``projections/keys.py``).  Set it to the number
+    #: of RQ workers; one worker needs one.
+    projection_shards: int = 1
+    #: Seconds a drain job stays on after draining, projecting new commits as
+    #: they arrive instead of leaving each to a new RQ job (0: never).
+    projection_linger: float = 1.0
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -59,6 +66,8 @@ class Settings:
             pool_timeout=float(env.get("QD_POOL_TIMEOUT") or cls.pool_timeout),
             state_cache_size=_int(env, "QD_STATE_CACHE", cls.state_cache_size),
             log_level=env.get("QD_LOG_LEVEL") or cls.log_level,
+            projection_shards=max(1, _int(env, "QD_PROJECTION_SHARDS", cls.projection_shards)),
+            projection_linger=float(env.get("QD_PROJECTION_LINGER") or cls.projection_linger),
         )
 
     def with_(self, **changes: Any) -> Settings:

@@ -64,6 +64,11 @@ def settings(servers: tuple[str, str]) -> Iterator[Settings]:
         queue_name=f"qd-test-{name}",
         max_wait_seconds=3.0,
         snapshot_every=50,
+        # In-process workers run in burst mode; a lingering drain job would
+        # hold each run for its full linger (tests that want it set it).
+        projection_linger=0.0,
+        # More than one shard, so the suite crosses shards.
+        projection_shards=2,
     )
     r.flushdb()
     r.close()

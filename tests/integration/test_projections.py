@@ -48,7 +48,7 @@ def test_lost_jobs_are_caught_up_by_the_sweep(client, new_game, ctx, settings):
     assert int(ctx.redis.hget(keys.game(gid), "version")) == ctx.store.version(gid)
     # The lost jobs' "queued" flags would hold up their shards for the next
     # tests until they expire.
-    ctx.redis.delete(*(keys.drain_pending(s) for s in range(keys.SHARDS)))
+    ctx.redis.delete(*(keys.drain_pending(s) for s in range(settings.projection_shards)))
 
 
 def test_commits_while_a_drain_job_is_queued_ride_on_it(client, new_game, ctx, run_worker, settings):
@@ -61,11 +61,13 @@ def test_commits_while_a_drain_job_is_queued_ride_on_it(client, new_game, ctx, r
     jobs_before = queue.count
     for g in games:
         _advance(client, g, 4, random.Random(8))
-    assert queue.count - jobs_before <= keys.SHARDS
+    assert queue.count - jobs_before <= settings.projection_shards
     run_worker()
     for g in games:
         assert int(ctx.redis.hget(keys.game(g["id"]), "version")) == ctx.store.version(g["id"])
-    assert not any(ctx.redis.sismember(keys.dirty(keys.shard_of(g["id"])), g["id"]) for g in games)
+    assert not any(
+        ctx.redis.sismember(keys.dirty(keys.shard_of(g["id"], settings.projection_shards)), g["id"]) for g in games
+    )
 
 
 def test_a_batch_of_games_is_projected_as_each_alone_would_be(client, new_game, ctx, settings):
@@ -266,3 +268,90 @@ def test_rebuild_reports_a_stream_that_cannot_be_folded_and_rebuilds_the_rest(cl
         rebuild_all(ctx.redis, ctx.store)
     assert bad["id"] in info.value.failed and good["id"] not in info.value.failed
     assert int(ctx.redis.hget(keys.game(good["id"]), "version")) == ctx.store.version(good["id"])
+
+
+def test_the_enqueue_script_marks_wakes_and_flags(ctx):
+    """After a commit the API marks its game dirty in one atomic step: it
+    flags and enqueues a job only if none is queued or lingering, and wakes a
+    lingering one."""
+    from service.app import _MARK, PENDING_TTL
+
+    mark = ctx.redis.register_script(_MARK)
+    shard = 7  # a shard no game uses
+    names = [keys.dirty(shard), keys.drain_pending(shard), keys.wake(shard)]
+    ctx.redis.delete(*names)
+    assert mark(keys=names, args=["g1", PENDING_TTL]) == 1  # nothing there: enqueue
+    assert ctx.redis.get(names[1]) == b"queued" and 0 < ctx.redis.ttl(names[1]) <= PENDING_TTL
+    assert mark(keys=names, args=["g2", PENDING_TTL]) == 0  # rides on the queued job
+    assert ctx.redis.llen(names[2]) == 0
+    ctx.redis.set(names[1], b"lingering")
+    assert mark(keys=names, args=["g3", PENDING_TTL]) == 0 and mark(keys=names, args=["g4", PENDING_TTL]) == 0
+    assert ctx.redis.llen(names[2]) == 1  # woken (one token is enough)
+    assert ctx.redis.smembers(names[0]) == {b"g1", b"g2", b"g3", b"g4"}
+    ctx.redis.delete(*names)
+
+
+def test_a_lingering_drain_job_projects_new_commits_without_new_jobs(client, new_game, ctx, run_worker, settings):
+    """``Settings.projection_linger``: after draining, the job waits for
+    commits and projects each as it arrives (the commit wakes it) instead of
+    each commit costing a new RQ job; once it stops, a commit enqueues a job
+    again."""
+    import threading
+    import time
+
+    from workers import context, jobs
+
+    run_worker()
+    game = new_game()
+    gid = game["id"]
+    shard = keys.shard_of(gid, settings.projection_shards)
+    queue = Queue(settings.queue_name, connection=ctx.redis)
+    run_worker()
+    lingering = context.Context(settings.with_(projection_linger=3.0), ctx.store, ctx.redis)
+    context.set_context(lingering)
+    done: list[int] = []
+    job = threading.Thread(target=lambda: done.append(jobs.drain(shard)))
+    try:
+        job.start()
+        deadline = time.monotonic() + 2
+        while ctx.redis.get(keys.drain_pending(shard)) != b"lingering" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert ctx.redis.get(keys.drain_pending(shard)) == b"lingering"
+        jobs_before = queue.count
+        for _ in range(3):
+            _advance(client, game, 1, random.Random(12))
+            head = ctx.store.version(gid)
+            deadline = time.monotonic() + 1
+            while int(ctx.redis.hget(keys.game(gid), "version")) < head and time.monotonic() < deadline:
+                time.sleep(0.005)
+            assert int(ctx.redis.hget(keys.game(gid), "version")) == head  # projected by the lingering job
+        assert queue.count == jobs_before  # and no job was enqueued for it
+        job.join(5)
+        assert not job.is_alive() and done and done[0] >= 3
+    finally:
+        job.join(5)
+        context.set_context(ctx)
+    assert ctx.redis.get(keys.drain_pending(shard)) is None
+    _advance(client, game, 1, random.Random(13))
+    assert queue.count == jobs_before + 1  # nobody lingers: a commit enqueues a job again
+    run_worker()
+    assert int(ctx.redis.hget(keys.game(gid), "version")) == ctx.store.version(gid)
+
+
+def test_a_lingering_job_gives_the_worker_back_when_another_job_waits(ctx, settings):
+    """A job queued behind a lingering one (another shard's, say) ends the
+    linger at the next poll, not after the full linger time."""
+    import time
+
+    from workers import context, jobs
+
+    queue = Queue(settings.queue_name, connection=ctx.redis)
+    context.set_context(context.Context(settings.with_(projection_linger=5.0), ctx.store, ctx.redis))
+    try:
+        queue.enqueue_call("builtins.len", args=("x",), result_ttl=0)
+        started = time.monotonic()
+        jobs.drain(9)  # a shard no game uses
+        assert time.monotonic() - started < 1.0
+    finally:
+        context.set_context(ctx)
+        queue.empty()
