@@ -106,7 +106,15 @@ def main(argv: list[str] | None = None) -> int:
     for name, (help_, _, add_args) in COMMANDS.items():
         add_args(sub.add_parser(name, help=help_))
     ns = parser.parse_args(argv)
-    return COMMANDS[ns.command][1](ns, Settings.from_env())
+    from service.eventstore import StoreUnavailable
+
+    try:
+        return COMMANDS[ns.command][1](ns, Settings.from_env())
+    except StoreUnavailable as exc:
+        # One clear line, not a traceback: the operator's next step is the
+        # server or DATABASE_URL, never our code.
+        print(f"error: PostgreSQL unavailable ({exc}); check DATABASE_URL and the server", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
