@@ -188,13 +188,17 @@ def run_rebuild(env: BenchEnv, res: Results, svc: GameService, ctx: Any, scale: 
     have = seed_events(svc, ctx, plans, small, have)
     ids = ctx.store.game_ids(limit=100_000)
     streams = bench_fold.load_streams(ctx.store, ids)
-    fold = bench_fold.fold_ceiling(streams)
-    del streams
-    res.put("fold_ceiling", fold["rate"], **fold)
-    say(f"  fold_ceiling {fold['rate']:,.0f} events/s")
+    # The ceiling moves with the machine as much as the rebuild does: it is
+    # taken before each rebuild and after the last, and the median is the
+    # figure (all three are in the details).
+    ceilings = [bench_fold.fold_ceiling(streams, repeat_until=1.5)]
+    say(f"  fold_ceiling {ceilings[-1]['rate']:,.0f} events/s")
     runs = []
     for size in (small, large):
         have = seed_events(svc, ctx, plans, size, have)
+        if size == large:
+            ceilings.append(bench_fold.fold_ceiling(streams, repeat_until=1.5))
+            say(f"  fold_ceiling {ceilings[-1]['rate']:,.0f} events/s")
         rb = bench_fold.rebuild(env.env())
         rb |= {"events": have, "rate": have / rb["seconds"], "rss_mib": rb["rss_kib"] / 1024}
         runs.append(rb)
@@ -202,6 +206,11 @@ def run_rebuild(env: BenchEnv, res: Results, svc: GameService, ctx: Any, scale: 
             f"  rebuild of {have:,} events: {rb['rate']:,.0f} events/s, {rb['processes']} process(es),"
             f" peak RSS {rb['rss_mib']:.0f} MiB in all (largest {rb['rss_max_kib'] / 1024:.0f} MiB)"
         )
+    ceilings.append(bench_fold.fold_ceiling(streams, repeat_until=1.5))
+    say(f"  fold_ceiling {ceilings[-1]['rate']:,.0f} events/s")
+    del streams
+    rates = sorted(c["rate"] for c in ceilings)
+    res.put("fold_ceiling", rates[1], measurements=ceilings, events=ceilings[0]["events"])
     growth = runs[-1]["rss_mib"] / runs[0]["rss_mib"]
     res.put("rebuild_rate", runs[-1]["rate"], runs=runs, rss_growth=growth)
 
