@@ -40,8 +40,11 @@ LINGER_POLL = 0.05
 #: while lingering holds its shard up this long at most (and the sweep runs).
 LINGER_TTL = 2
 
-#: Stop lingering, if still lingering (a commit may have replaced nothing: the
-#: flag is only ever "queued" by a commit that found it absent).
+#: The flag's value while a drain job lingers (see ``service/app.py``).
+LINGERING = b"lingering"
+#: Stop lingering: delete the flag only if it still says "lingering".  If it
+#: expired meanwhile and a commit flagged a new job "queued", the flag is that
+#: job's and stays.
 _UNLINGER = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
     redis.call('DEL', KEYS[1])
@@ -70,9 +73,6 @@ def drain(shard: int) -> int:
         _global_consumers(ctx)
     metrics.JOB_SECONDS.labels("drain").observe(time.perf_counter() - started)
     return projected
-
-
-LINGERING = b"lingering"
 
 
 def _linger(ctx: context.Context, shard: int, seconds: float) -> tuple[int, bool]:
