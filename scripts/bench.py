@@ -18,8 +18,10 @@ It uses the PostgreSQL and Redis servers of ``DATABASE_URL`` / ``REDIS_URL``
 database (``quarterdeck_bench``, dropped at the end unless ``--keep``), an empty
 Redis DB number and its own gunicorn and worker processes.
 
-Options: ``BENCH_SCALE`` (default 1: ~2 minutes; 10 rebuilds 1M events),
-``BENCH_SECONDS`` (per load phase, default 8), ``--only a,b`` to run some phases.
+Options: ``BENCH_SCALE`` (default 1: ~1 minute; 10 rebuilds 1M events),
+``BENCH_SECONDS`` (per load phase, default 8), ``BENCH_LAG_RATE`` (intents/s
+of the lag phase; default half of ``api_intents_16``), ``--only a,b`` to run some
+phases.
 Run it on a quiet machine: the load average at each figure is in the output.
 """
 
