@@ -6,6 +6,9 @@
 -- docs/PERFORMANCE.md).  Stored once at append, a stream's rows are only
 -- joined on read (EventStore.read_for_fold).  Derived from the row itself, so
 -- it can never disagree with `data`, and it is not part of the hash chain.
+--
+-- Applying it rewrites the events table under an exclusive lock (~3.5 s for
+-- 400k events on our 2-core machine): on a large store, plan the moment.
 
 -- An event type is a name: it goes into the JSON text unescaped.
 ALTER TABLE events ADD CONSTRAINT events_type_is_a_name CHECK (type ~ '^[A-Za-z][A-Za-z0-9_]*$');
