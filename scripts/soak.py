@@ -164,36 +164,28 @@ class Client:
                 self.report.server_errors.append(f"{method} {path} -> {resp.status_code} {resp.text[:200]}")
         return resp
 
-    def get_json(self, kind: str, path: str, token: str | None = None) -> dict[str, Any]:
-        """GET with retries on 503 (only in tolerant mode) and dropped connections."""
+    def _json(self, kind: str, method: str, path: str, expect: int, token: str | None = None, **kw: Any) -> Any:
+        """A request whose answer must be ``expect``, retried on dropped
+        connections and (only in tolerant mode) on 503."""
         for _ in range(RETRIES):
             try:
-                resp = self.call(kind, "GET", path, token)
+                resp = self.call(kind, method, path, token, **kw)
             except requests.ConnectionError:
                 time.sleep(0.5)
                 continue
             if resp.status_code == 503 and self.cfg.tolerate_503:
                 time.sleep(0.5)
                 continue
-            if resp.status_code != 200:
-                raise RuntimeError(f"GET {path} -> {resp.status_code} {resp.text[:300]}")
+            if resp.status_code != expect:
+                raise RuntimeError(f"{method} {path} -> {resp.status_code} {resp.text[:300]}")
             return resp.json()
-        raise RuntimeError(f"GET {path}: no answer after {RETRIES} attempts")
+        raise RuntimeError(f"{method} {path}: no answer after {RETRIES} attempts")
+
+    def get_json(self, kind: str, path: str, token: str | None = None) -> dict[str, Any]:
+        return self._json(kind, "GET", path, 200, token)
 
     def create(self, game: str, players: list[str]) -> dict[str, Any]:
-        for _ in range(RETRIES):
-            try:
-                resp = self.call("create", "POST", "/v1/games", json={"game": game, "players": players})
-            except requests.ConnectionError:
-                time.sleep(0.5)
-                continue
-            if resp.status_code == 503 and self.cfg.tolerate_503:
-                time.sleep(0.5)
-                continue
-            if resp.status_code != 201:
-                raise RuntimeError(f"create {game} -> {resp.status_code} {resp.text[:300]}")
-            return resp.json()
-        raise RuntimeError("create: no answer")
+        return self._json("create", "POST", "/v1/games", 201, json={"game": game, "players": players})
 
     def play(self, game: str, rng: random.Random, max_intents: int = 20_000, stop_after: int | None = None) -> GameRun:
         """Create a two-player game and play it to the end (or ``stop_after``

@@ -141,17 +141,15 @@ _ROW = "(%s::uuid, %s::int, %s::text, %s::smallint, %s::jsonb, %s::jsonb, %s::te
 
 #: A stream's events after a seq as one JSON array text of ``[seq, "type",
 #: data]`` rows (the ``fold_row`` column, migration 0002; see
-#: ``read_for_fold``), with the arrival times a read model needs.
-_FOLD_QUERY = (
-    "SELECT '[' || string_agg(fold_row, ',' ORDER BY seq) || ']',"
-    f" max(meta->>'received_at') FILTER (WHERE type = '{GAME_CREATED}'), max(meta->>'received_at')"
-    " FROM events WHERE game_id = %s AND seq > %s"
-)
-
-_FOLD_MANY_QUERY = (
-    "SELECT c.game_id::text, '[' || string_agg(e.fold_row, ',' ORDER BY e.seq) || ']',"
+#: ``read_for_fold``), with the arrival times a read model needs.  Events are
+#: aliased ``e``; one query reads one game, the other many.
+_FOLD_COLUMNS = (
+    "'[' || string_agg(e.fold_row, ',' ORDER BY e.seq) || ']',"
     f" max(e.meta->>'received_at') FILTER (WHERE e.type = '{GAME_CREATED}'), max(e.meta->>'received_at')"
-    " FROM unnest(%s::uuid[], %s::int[]) AS c(game_id, after)"
+)
+_FOLD_QUERY = f"SELECT {_FOLD_COLUMNS} FROM events e WHERE e.game_id = %s AND e.seq > %s"
+_FOLD_MANY_QUERY = (
+    f"SELECT c.game_id::text, {_FOLD_COLUMNS} FROM unnest(%s::uuid[], %s::int[]) AS c(game_id, after)"
     " JOIN events e ON e.game_id = c.game_id AND e.seq > c.after GROUP BY c.game_id"
 )
 

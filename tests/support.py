@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import random
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from projections.runner import project_game
@@ -82,3 +85,19 @@ def play_fast(
         if pause:
             time.sleep(pause)
     return posted
+
+
+@contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """The app on a real loopback socket (threaded), for clients that need
+    one (streaming feeds, the example HTTP client); yields its base URL."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(5)

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from werkzeug.serving import make_server
+from support import serving
 
 from projections import leaderboards as lb
 from service.client import ApiError, Client, Conflict, RandomBot
@@ -20,12 +20,8 @@ from service.client import ApiError, Client, Conflict, RandomBot
 
 @pytest.fixture(scope="module")
 def base_url(app) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join()
+    with serving(app) as url:
+        yield url
 
 
 @pytest.fixture

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 import requests
-from support import play_fast
-from werkzeug.serving import make_server
+from support import play_fast, serving
 
 from service import verify
 
@@ -21,12 +20,8 @@ from service import verify
 @pytest.fixture
 def server(app) -> Iterator[str]:
     """The app on a real loopback socket (threaded), for streaming clients."""
-    srv = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{srv.server_port}"
-    srv.shutdown()
-    thread.join(5)
+    with serving(app) as url:
+        yield url
 
 
 def test_follow_streams_a_game_as_it_grows_and_ends_with_it(server, app, new_game, settings):

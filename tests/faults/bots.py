@@ -38,6 +38,18 @@ def load_soak() -> Any:
     return module
 
 
+def soak_config(st: Any, admin_token: str, **settings: Any) -> Any:
+    """A quiet soak ``Config`` aimed at a private ``stack``'s servers."""
+    return load_soak().Config(
+        url=st.service.url,
+        admin_token=admin_token,
+        database_url=st.pg.url(),
+        redis_url=st.redis.url(),
+        quiet=True,
+        **settings,
+    )
+
+
 @contextmanager
 def store_for(database_url: str) -> Iterator[EventStore]:
     pool = ConnectionPool(database_url, min_size=1, max_size=4, open=True, reconnect_timeout=0)

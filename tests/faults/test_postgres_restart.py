@@ -15,7 +15,7 @@ import time
 import pytest
 import redis
 import requests
-from bots import assert_logs_clean, create, load_soak, store_for
+from bots import assert_logs_clean, create, load_soak, soak_config, store_for
 from servers import stack
 
 from service.audit import audit_game
@@ -29,17 +29,7 @@ def test_postgres_crash_restart_under_load():
     with stack(admin) as st:
         url = st.service.url
         api_pid = st.service.api.pid
-        cfg = soak.Config(
-            url=url,
-            admin_token=admin,
-            games=6,
-            clients=6,
-            seed=3,
-            database_url=st.pg.url(),
-            redis_url=st.redis.url(),
-            tolerate_503=True,
-            quiet=True,
-        )
+        cfg = soak_config(st, admin, games=6, clients=6, seed=3, tolerate_503=True)
         report = soak.Report()
         engines = ["nauticus", "waters-of-nereus"]
         # Enough intents that the players are still at it when PostgreSQL

@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 
 import pytest
-from faults.bots import assert_logs_clean, load_soak
+from faults.bots import assert_logs_clean, load_soak, soak_config
 from faults.servers import stack
 
 pytestmark = [pytest.mark.slow]
@@ -21,16 +21,7 @@ def test_small_soak_loses_nothing():
     soak = load_soak()
     admin = "soak-admin-" + secrets.token_hex(8)
     with stack(admin) as st:
-        cfg = soak.Config(
-            url=st.service.url,
-            admin_token=admin,
-            games=4,
-            clients=4,
-            seed=11,
-            database_url=st.pg.url(),
-            redis_url=st.redis.url(),
-            quiet=True,
-        )
+        cfg = soak_config(st, admin, games=4, clients=4, seed=11)
         report = soak.Report()
         soak.play_all(cfg, report, ["nauticus", "waters-of-nereus"])
         soak.verify(cfg, report)
