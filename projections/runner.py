@@ -91,20 +91,10 @@ def _index_game(pipe: Any, info: dict[str, Any], fields: dict[str, str], finishe
 on_write(_index_game)
 
 
-def project_game(
-    r: redis.Redis,
-    store: EventStore,
-    game_id: str,
-    retries: int = 8,
-    stream: FoldBatch | None = None,
-    token_hashes: list[bytes] | None = None,
-) -> int:
+def project_game(r: redis.Redis, store: EventStore, game_id: str) -> int:
     """Fold the events after the game's checkpoint into its read model.
-    Returns the version the read model reflects afterwards.  ``stream``: the
-    game's rows already read (a rebuild prefetches them); only those after
-    the checkpoint are folded, later ones are left to the next job.
-    ``token_hashes``: the seats' token hashes, if already read."""
-    return catch_up(r, store, game_id, retries, stream, token_hashes)[0]
+    Returns the version the read model reflects afterwards."""
+    return catch_up(r, store, game_id)[0]
 
 
 def catch_up(
@@ -115,7 +105,10 @@ def catch_up(
     stream: FoldBatch | None = None,
     token_hashes: list[bytes] | None = None,
 ) -> tuple[int, bool]:
-    """:func:`project_game`, also telling whether the game is finished."""
+    """:func:`project_game`, also telling whether the game is finished.
+    ``stream``: the game's rows already read (a rebuild prefetches them); only
+    those after the checkpoint are folded, later ones are left to the next
+    job.  ``token_hashes``: the seats' token hashes, if already read."""
     key = keys.game(game_id)
     for _ in range(retries):
         with r.pipeline() as pipe:
@@ -429,7 +422,7 @@ def rebuild_boards(
                 if i + READERS < len(ids):
                     ahead.append(reader.submit(read, ids[i + READERS]))
                 try:
-                    project_game(r, store, gid, stream=stream, token_hashes=hashes)
+                    catch_up(r, store, gid, stream=stream, token_hashes=hashes)
                 except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
                     raise
                 except Exception as exc:
