@@ -19,7 +19,7 @@ COPY service ./service
 COPY workers ./workers
 COPY projections ./projections
 COPY schemas ./schemas
-# Editable, so that data files next to the code (service/migrations/*.sql, ...) are used from /app
+# Editable, so that data files next to the code (service/core/migrations/*.sql, ...) are used from /app
 # exactly as in development; the code stays root-owned and read-only for the service user.
 RUN pip install -e . && python -c "import service, workers"
 
@@ -28,6 +28,6 @@ EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD python -c "import os, urllib.request; urllib.request.urlopen(f'http://127.0.0.1:{os.environ.get(\"PORT\", \"8000\")}/healthz', timeout=2)"
 # exec: gunicorn is PID 1 and gets SIGTERM directly (graceful stop).
-CMD exec gunicorn service.wsgi:app --bind "0.0.0.0:${PORT}" --workers "${WEB_CONCURRENCY}" \
+CMD exec gunicorn service.http.wsgi:app --bind "0.0.0.0:${PORT}" --workers "${WEB_CONCURRENCY}" \
     --worker-class gthread --threads "${GUNICORN_THREADS}" --timeout 30 --graceful-timeout 20 \
     --no-control-socket --log-level "$(echo "${QD_LOG_LEVEL:-info}" | tr 'A-Z' 'a-z')"

@@ -17,7 +17,7 @@ LOAD_ENV = \
   if [ -z "$${DATABASE_URL:-}" ] || [ -z "$${REDIS_URL:-}" ]; then \
     if [ ! -f .devdata/env ]; then \
       echo "error: 'make $@' needs PostgreSQL and Redis: start 'make run' in another terminal," >&2; \
-      echo "       or set DATABASE_URL and REDIS_URL (e.g. eval \"\$$($(PY) -m service.devservices env)\")" >&2; \
+      echo "       or set DATABASE_URL and REDIS_URL (e.g. eval \"\$$($(PY) -m devtools.devservices env)\")" >&2; \
       exit 1; \
     fi; \
     _db="$${DATABASE_URL:-}"; _redis="$${REDIS_URL:-}"; _token="$${ADMIN_TOKEN:-}"; \
@@ -37,7 +37,7 @@ require = if [ -z "$(strip $($(1)))" ]; then echo "error: 'make $@' needs $(1)=<
 script = if [ ! -f scripts/$(1).py ]; then echo "error: scripts/$(1).py does not exist (yet)" >&2; exit 1; fi; \
   $(LOAD_ENV); $(PY) scripts/$(1).py $(ARGS)
 
-.PHONY: help install run test migrate worker rebuild catch-up audit replay export verify lint fmt \
+.PHONY: help install run test test-fast test-layer migrate worker rebuild catch-up audit replay export verify lint fmt \
         bench demo soak up down clean
 
 help: ## list the targets
@@ -53,18 +53,27 @@ $(STAMP):
 	@python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "error: $$(python3 --version) on PATH; Quarterdeck needs Python >= 3.11" >&2; exit 1; }
 	@if [ ! -x $(PY) ]; then echo "creating $(VENV) with $$(python3 --version)"; python3 -m venv $(VENV); fi
-	$(PY) -m pip install --disable-pip-version-check -q -e '.[dev]'
+	$(PY) -m pip install --disable-pip-version-check -q -e '.[dev]' -e clients/python
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 	@echo "installed (stamp $@)"
 
 run: install ## API + worker on http://127.0.0.1:8000 (PORT=); embedded PostgreSQL/Redis unless set
-	$(PY) -m service.run
+	$(PY) -m devtools.run
 
-test: install ## run the tests: pytest over tests/ (TESTS=tests/unit narrows); PYTEST_ARGS='-k ...' passes options
-	@rc=0; $(VENV)/bin/pytest $(or $(TESTS),tests) $(PYTEST_ARGS) || rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests (exit 5): that is a failure" >&2; fi; \
-	exit $$rc
+# $(call pytest,ARGS) — pytest, with exit 5 (no test collected) reported as the failure it is.
+pytest = rc=0; $(VENV)/bin/pytest $(1) $(PYTEST_ARGS) || rc=$$?; \
+  if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests (exit 5): that is a failure" >&2; fi; \
+  exit $$rc
+
+test: install ## the whole suite: pytest over tests/ (TESTS=tests/unit narrows); PYTEST_ARGS='-k ...' passes options
+	@$(call pytest,$(or $(TESTS),tests))
+
+test-fast: install ## unit + scenario tests and a short conformance run: no servers, well under a minute
+	@QD_PLAYOUTS=$${QD_PLAYOUTS:-0.1} $(call pytest,-m "unit or scenario or property" tests/unit tests/scenario tests/property)
+
+test-layer: install ## one layer of the suite: LAYER=unit|scenario|property|integration|e2e|security|fuzz|faults|load
+	@$(call require,LAYER,a layer name); $(call pytest,-m "$(LAYER)" tests)
 
 migrate: install ## create the database if missing and apply migrations
 	@$(LOAD_ENV); $(PY) -m service migrate
@@ -89,7 +98,7 @@ export: install ## export a game's bundle (events, seed reveal, rules version): 
 	@$(call require,GAME,game id); $(LOAD_ENV); $(PY) -m service export "$(GAME)" $(if $(OUT),--out "$(OUT)")
 
 verify: install ## check an exported bundle offline: BUNDLE=<path> (needs no server)
-	@$(call require,BUNDLE,bundle file); $(PY) -m service.verify "$(BUNDLE)"
+	@$(call require,BUNDLE,bundle file); $(PY) -m service verify "$(BUNDLE)"
 
 lint: install ## ruff check + ruff format --check
 	$(VENV)/bin/ruff check .
@@ -119,7 +128,7 @@ down: install ## docker compose down
 	ADMIN_TOKEN="$${ADMIN_TOKEN:-unused}" $(COMPOSE) down
 
 clean: install ## stop embedded dev servers; remove .devdata, .bench and caches (not .venv)
-	@if [ -d .devdata ]; then $(PY) -m service.devservices down || \
+	@if [ -d .devdata ]; then $(PY) -m devtools.devservices down || \
 	  { echo "error: .devdata is in use (stop 'make run' / tests first)" >&2; exit 1; }; fi
 	rm -rf .devdata .bench .pytest_cache .ruff_cache .hypothesis build
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +

@@ -11,7 +11,8 @@ from typing import Any
 
 import orjson
 
-from service.eventstore import GAME_CREATED, GAME_FINISHED, StoredEvent
+from service.core.pipeline import GAME_CREATED, GAME_FINISHED
+from service.core.records import StoredEvent
 from service.games.base import ADMIN, Engine, State
 
 

@@ -1,6 +1,6 @@
 """Leaderboards: ratings, wins and scores per game type and per player.
 
-A global consumer (``runner.global_consumers``): it reads ``GameFinished``
+A global consumer (listed in ``service.bootstrap``): it reads ``GameFinished``
 events from the event store's global feed (``EventStore.read_all``) in
 ``(tx_id, position)`` order and folds them into Redis.  Ratings depend on the
 order in which games finished, so the order must be the same for every reader:
@@ -43,8 +43,9 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
-from projections import runner
-from service.eventstore import GAME_FINISHED, START, Cursor, EventStore, StoredEvent
+from service.core.eventstore import EventStore
+from service.core.pipeline import GAME_FINISHED
+from service.core.records import START, Cursor, StoredEvent
 
 if TYPE_CHECKING:
     from openskill.models import PlackettLuce
@@ -346,9 +347,6 @@ def consume(
         if progress:
             progress(f"leaderboards: {folded} finished game(s) folded")
     return folded
-
-
-runner.global_consumers.append(consume)
 
 
 # -- reading (the query side) -------------------------------------------------

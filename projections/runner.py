@@ -14,33 +14,23 @@ import logging
 import multiprocessing
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import orjson
 import redis
 from prometheus_client import Histogram
 
-from projections import keys
+from projections import game_lists, keys
 from projections.boards import board_fields, dumps, info_of
-from service.eventstore import (
-    DATA,
-    GAME_CREATED,
-    GAME_FINISHED,
-    SEQ,
-    START,
-    TYPE,
-    Cursor,
-    EventStore,
-    FoldBatch,
-    FoldRow,
-    StoreUnavailable,
-)
+from service.core.eventstore import EventStore, StoreUnavailable
+from service.core.pipeline import GAME_CREATED, GAME_FINISHED
+from service.core.records import DATA, SEQ, START, TYPE, Cursor, FoldBatch, FoldRow
+from service.core.replay import fold_rows
 from service.games import registry
-from service.replay import fold_rows
 
 log = logging.getLogger(__name__)
 
@@ -49,46 +39,6 @@ LAG = Histogram(
     "From an intent's arrival to its events being visible in the read model",
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
-
-#: Hooks called (inside the same MULTI) when a game's read model is written:
-#: ``hook(pipe, info, fields, finished_now)``.  Game lists register here.
-WriteHook = Callable[[Any, dict[str, Any], dict[str, str], bool], None]
-_hooks: list[WriteHook] = []
-
-
-def on_write(hook: WriteHook) -> WriteHook:
-    _hooks.append(hook)
-    return hook
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _created_us(info: dict[str, Any]) -> int:
-    """Creation time in whole microseconds (exact in a sorted-set score, a
-    double, until the year 2255).  Milliseconds (``created_ms``) let games
-    created in the same millisecond on different API workers list in id
-    order instead of newest first."""
-    created = info.get("created_at") or ""
-    if not created:
-        return int(info.get("created_ms") or 0) * 1000
-    return (datetime.fromisoformat(created.replace("Z", "+00:00")) - _EPOCH) // timedelta(microseconds=1)
-
-
-def _index_game(pipe: Any, info: dict[str, Any], fields: dict[str, str], finished_now: bool) -> None:
-    """Game lists: newest first, by game type, status and player."""
-    gid, score = info["id"], _created_us(info)
-    pipe.zadd(keys.GAMES_ALL, {gid: score})
-    pipe.zadd(keys.games_by("game", info["game"]), {gid: score})
-    for player in info["players"]:
-        pipe.zadd(keys.games_by("player", player), {gid: score})
-    status = fields["status"]
-    other = "active" if status == "finished" else "finished"
-    pipe.zrem(keys.games_by("status", other), gid)
-    pipe.zadd(keys.games_by("status", status), {gid: score})
-
-
-on_write(_index_game)
 
 
 def project_game(r: redis.Redis, store: EventStore, game_id: str) -> int:
@@ -255,8 +205,8 @@ def _prepare(
 
 def _apply(pipe: Any, write: _Write) -> None:
     pipe.hset(write.key, mapping=write.fields)
-    for hook in _hooks:
-        hook(pipe, write.info, write.fields, write.finished_now)
+    # The game lists move in the same MULTI as the board they index.
+    game_lists.index_game(pipe, write.info, write.fields, write.finished_now)
 
 
 def _observe_lag(received: str | None) -> None:
@@ -328,10 +278,10 @@ def sweep(
     return caught
 
 
-#: Global consumers (leaderboards...) to run after boards in a sweep and a
-#: rebuild: ``consumer(r, store, rebuild: bool, progress) -> None``.
+#: A projection that reads the global feed (leaderboards...), run after the
+#: boards in a sweep and a rebuild: ``consumer(r, store, rebuild, progress)``.
+#: The composition root (``service.bootstrap``) lists them, in order.
 GlobalConsumer = Callable[[redis.Redis, EventStore, bool, Callable[[str], None] | None], None]
-global_consumers: list[GlobalConsumer] = []
 
 
 def _delete_matching(r: redis.Redis, pattern: str) -> int:
@@ -358,6 +308,7 @@ def rebuild_all(
     progress: Callable[[str], None] | None = None,
     processes: int = 1,
     connect: Callable[[], tuple[redis.Redis, EventStore]] | None = None,
+    consumers: Sequence[GlobalConsumer] = (),
 ) -> int:
     """Drop the read models and fold them again from PostgreSQL alone.
 
@@ -376,7 +327,7 @@ def rebuild_all(
         done, failed = _rebuild_in_processes(processes, connect, progress)
     else:
         done, failed = rebuild_boards(r, store, progress=progress)
-    for consumer in global_consumers:
+    for consumer in consumers:
         consumer(r, store, True, progress)
     if failed:
         raise RebuildIncomplete(done, failed)

@@ -1,4 +1,4 @@
-"""HTTP schemas of the leaderboards and player pages (API.md "Leaderboards")."""
+"""HTTP schemas of the leaderboards and player pages (docs/API.md "Leaderboards")."""
 
 from __future__ import annotations
 

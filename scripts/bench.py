@@ -44,9 +44,9 @@ from bench_env import OUT, BenchEnv, cpu_seconds
 from bench_report import Results, table
 
 from projections.runner import project_game
+from service.bootstrap import bootstrap as make_context
 from service.config import Settings
-from service.handlers import GameService
-from workers.context import make_context
+from service.core.commands import GameService
 
 PHASES = ("pg", "flask", "peer", "api", "lag", "depth", "playout", "rebuild")
 CLIENTS = 16
@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         say("warning: the machine is busy (load > 1.5): absolute figures will be low; ratios still compare")
     env.reset()
     ctx = make_context(Settings(database_url=env.database_url, redis_url=env.redis_url))
-    svc = GameService(ctx.store, enqueue=lambda _gid: None)
+    svc = GameService(ctx.store, nudge=lambda _gid: None)
     try:
         if _phase("pg", only):
             for n in (1, CLIENTS):

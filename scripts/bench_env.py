@@ -4,7 +4,7 @@ The benchmark uses the service's PostgreSQL and Redis *servers* (``DATABASE_URL`
 ``REDIS_URL``) but never the service's data: a separate database
 (``quarterdeck_bench`` by default), an empty Redis DB number and a private RQ queue.
 gunicorn and the RQ worker are started exactly as ``make run`` starts them
-(``service.run._gunicorn_argv``), so the settings measured are the settings shipped.
+(``devtools.run._gunicorn_argv``), so the settings measured are the settings shipped.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import redis
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from service.migrate import migrate
-from service.run import _gunicorn_argv
+from devtools.run import _gunicorn_argv
+from service.core.migrate import migrate
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "scripts"
@@ -120,11 +120,11 @@ class BenchEnv:
         self.procs[name] = proc
         return proc
 
-    def start_gunicorn(self, name: str, app: str = "service.wsgi:app") -> str:
+    def start_gunicorn(self, name: str, app: str = "service.http.wsgi:app") -> str:
         """gunicorn with ``make run``'s argv, serving ``app``; returns its base URL."""
         port = free_port()
         argv = _gunicorn_argv(port)
-        argv[argv.index("service.wsgi:app")] = app
+        argv[argv.index("service.http.wsgi:app")] = app
         argv += ["--pythonpath", str(SCRIPTS)]
         self._spawn(name, argv)
         url = f"http://127.0.0.1:{port}"

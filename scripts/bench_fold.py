@@ -15,10 +15,11 @@ from typing import Any
 from bench_env import ROOT
 
 from projections.boards import board_fields, info_from, is_finished
-from service.eventstore import EventStore, StoredEvent
+from service.core.eventstore import EventStore
+from service.core.records import StoredEvent
+from service.core.replay import fold_stream
 from service.games import registry
 from service.games.simulate import random_playout
-from service.replay import fold_stream
 
 
 def load_streams(store: EventStore, game_ids: list[str]) -> list[list[StoredEvent]]:

@@ -18,13 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 from unittest import mock
 
-from service.eventstore import GAME_FINISHED, EventStore, NewEvent, seal_events
+from service.core.commands import GameService, now_iso
+from service.core.eventstore import EventStore
+from service.core.pipeline import GAME_FINISHED, finished_data
+from service.core.pipeline import seal as seal_events
+from service.core.records import NewEvent
 from service.games import registry
 from service.games.base import Event, State, fold
 from service.games.rng import Rng
 from service.games.simulate import SETUP_DOMAIN, decision_domain
-from service.handlers import GameService, now_iso
-from service.replay import finished_data
 
 GAME = "nautilus-industries"
 
@@ -86,7 +88,7 @@ class Created:
 def create(svc: GameService, plan: Plan) -> Created:
     """Create the game through the service's own code path, with the plan's seed."""
     fake = types.SimpleNamespace(token_bytes=lambda _n: plan.seed, token_urlsafe=secrets.token_urlsafe)
-    with mock.patch("service.handlers.secrets", fake):
+    with mock.patch("service.core.commands.secrets", fake):
         answer = svc.create_game(plan.game, [f"bench-{i}" for i in range(plan.players)], {})
     return Created(plan, answer["id"], [s["token"] for s in answer["seats"]], answer["version"])
 
@@ -113,7 +115,13 @@ def advance(store: EventStore, created: Created, steps: int, snapshot: bool = Tr
         new.append(NewEvent(GAME_FINISHED, finished_data(result, plan.seed, sealed[-1].hash), new[-1].meta))
     version = created.version + len(new)
     snap = (version, _state_after(plan, last)) if snapshot else None
-    store.append(created.game_id, created.version, head.hash, plan.seed, new, None, snap)
+    store.append(
+        created.game_id,
+        created.version,
+        seal_events(plan.seed, created.game_id, created.version + 1, head.hash, new),
+        None,
+        snap,
+    )
     created.version, created.next_step = version, last
     return version
 

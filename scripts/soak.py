@@ -324,7 +324,7 @@ def audit(client: Client, run: GameRun, has_endpoint: bool, local: Any) -> str |
             return f"{run.game_id}: audit -> {resp.status_code} {resp.text[:200]}"
         body = resp.json()
     else:
-        from service.audit import audit_game
+        from service.audit.checks import audit_game
 
         body = audit_game(local[0], local[1], run.game_id).to_json()
     if not body.get("ok"):
@@ -341,7 +341,7 @@ def _local_store(cfg: Config) -> Iterator[Any]:
     import redis
     from psycopg_pool import ConnectionPool
 
-    from service.eventstore import EventStore
+    from service.core.eventstore import EventStore
 
     pool = ConnectionPool(cfg.database_url, min_size=1, max_size=2, open=True)
     r = redis.Redis.from_url(cfg.redis_url)
@@ -466,7 +466,7 @@ def own_service(database_url: str, redis_url: str, admin_token: str, workers: in
         "QD_LOG_LEVEL": os.environ.get("QD_LOG_LEVEL", "WARNING"),
     }
     subprocess.run([sys.executable, "-m", "service", "migrate"], cwd=ROOT, env=env, check=True)
-    api_argv = [sys.executable, "-m", "gunicorn", "service.wsgi:app", "-k", "gthread", "--threads", "8", "-w", "2"]
+    api_argv = [sys.executable, "-m", "gunicorn", "service.http.wsgi:app", "-k", "gthread", "--threads", "8", "-w", "2"]
     api_argv += ["-b", f"127.0.0.1:{port}", "--log-level", "warning"]
     procs = [subprocess.Popen(api_argv, cwd=ROOT, env=env, start_new_session=True)]
     # Projection workers: one process folds one job at a time, and every

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 
@@ -47,7 +47,6 @@ class Settings:
     #: Seconds a drain job stays on after draining, projecting new commits as
     #: they arrive instead of leaving each to a new RQ job (0: never).
     projection_linger: float = 1.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:

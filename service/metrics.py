@@ -7,12 +7,11 @@ from __future__ import annotations
 import os
 
 from prometheus_client import REGISTRY as DEFAULT_REGISTRY
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
+from prometheus_client import CollectorRegistry, Counter, generate_latest, multiprocess
 
 INTENTS = Counter("qd_intents_total", "Intents answered, by outcome and code", ["outcome", "code"])
 CONFLICTS = Counter("qd_version_conflicts_total", "Appends that lost a race for the same version")
 ENQUEUE_FAILURES = Counter("qd_enqueue_failures_total", "Projection jobs that could not be enqueued")
-REQUEST_SECONDS = Histogram("qd_request_seconds", "Request latency", ["endpoint"])
 
 
 def render() -> bytes:

@@ -23,6 +23,20 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from service.config import Settings
 
+#: The layer of a test is the folder it lives in (``tests/<layer>/...``):
+#: ``pytest -m unit`` (or ``make test-layer LAYER=unit``) runs one layer.
+LAYERS = ("unit", "scenario", "property", "integration", "e2e", "security", "fuzz", "faults", "load")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = item.path.parts
+        if "tests" in parts:
+            i = len(parts) - 1 - parts[::-1].index("tests")
+            if i + 1 < len(parts) and parts[i + 1] in LAYERS:
+                item.add_marker(getattr(pytest.mark, parts[i + 1]))
+
+
 ADMIN_TOKEN = "test-organiser-" + secrets.token_hex(8)
 
 
@@ -32,7 +46,7 @@ def servers() -> Iterator[tuple[str, str]]:
     if os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL"):
         yield os.environ["DATABASE_URL"], os.environ["REDIS_URL"]
         return
-    from service.devservices import dev_services
+    from devtools.devservices import dev_services
 
     with dev_services() as found:
         yield found.database_url, found.redis_url
@@ -52,7 +66,7 @@ def settings(servers: tuple[str, str]) -> Iterator[Settings]:
     redis_test_url = f"redis://{test_redis.get('host', '127.0.0.1')}:{test_redis.get('port', 6379)}/{db_number}"
     base.close()
 
-    from service.migrate import migrate
+    from service.core.migrate import migrate
 
     migrate(test_db)
     r = redis.Redis.from_url(redis_test_url)
@@ -79,7 +93,7 @@ def settings(servers: tuple[str, str]) -> Iterator[Settings]:
 
 @pytest.fixture(scope="session")
 def app(settings: Settings):
-    from service.app import create_app
+    from service.http.app import create_app
 
     application = create_app(settings, TESTING=True)
     yield application
@@ -94,9 +108,10 @@ def client(app):
 @pytest.fixture(scope="session")
 def ctx(settings: Settings):
     """Worker-side connections (the same databases as the app)."""
+    from service.bootstrap import bootstrap
     from workers import context
 
-    c = context.make_context(settings)
+    c = bootstrap(settings)
     context.set_context(c)
     yield c
     context.set_context(None)
@@ -120,13 +135,14 @@ def auth(token: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def new_game(client):
-    """Create a game over HTTP; returns the create answer."""
+def new_game(client, run_worker):
+    """Create a game over HTTP and project it; returns the create answer."""
 
     def make(game: str = "nautilus-industries", players: list[str] | None = None, **options: Any) -> dict:
         players = players or ["ann", "bob", "cy"]
         resp = client.post("/v1/games", json={"game": game, "players": players, "options": options})
         assert resp.status_code == 201, resp.get_json()
+        run_worker()
         return resp.get_json()
 
     return make

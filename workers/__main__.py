@@ -16,10 +16,8 @@ import time
 import redis
 from rq import Queue, SimpleWorker
 
-from service.config import Settings
-from service.games import registry
 from service.logs import configure_logging
-from workers import jobs
+from workers import context, jobs
 
 log = logging.getLogger("workers")
 
@@ -39,18 +37,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m workers", description=__doc__)
     parser.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     args = parser.parse_args(argv)
-    settings = Settings.from_env()
+    # The composition root builds every component (and imports every
+    # engine) before the first job, not during it.
+    components = context.get()
+    settings = components.settings
     configure_logging(settings.log_level)
-    # Every engine imported before the first job, not during it: a first job
-    # that imports an engine takes ~100 ms, and every commit queued behind it
-    # waits that long to be visible (``make bench``: lag_p99_ms).
-    registry.names()
     stop = threading.Event()
     interval = float(os.environ.get("QD_SWEEP_SECONDS", "5"))
     if args.burst:
         jobs.sweep()
     else:
         threading.Thread(target=sweep_forever, args=(interval, stop), daemon=True, name="sweep").start()
+    # RQ's own connection, without the components' socket timeout: its
+    # blocking dequeue waits far longer than a query ever should.
     conn = redis.Redis.from_url(settings.redis_url)
     log.info("worker on queue %s (sweep every %.0fs)", settings.queue_name, interval)
     while True:

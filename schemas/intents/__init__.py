@@ -13,18 +13,16 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError
 
+from service.games import registry
 from service.games.base import Command
-
-_MODULES = {
-    "nautilus-industries": "schemas.intents.nautilus_industries",
-    "nauticus": "schemas.intents.nauticus",
-    "waters-of-nereus": "schemas.intents.waters_of_nereus",
-}
 
 
 @cache
 def schemas_for(game: str) -> dict[str, Schema]:
-    module = importlib.import_module(_MODULES[game])
+    """The intent schemas of ``game``: ``schemas/intents/<package>.py``, named
+    like the engine's package (the registry is the one list of games)."""
+    package = registry.package(game).rsplit(".", 1)[-1]
+    module = importlib.import_module(f"schemas.intents.{package}")
     return {name: cls() for name, cls in module.SCHEMAS.items()}
 
 

@@ -32,6 +32,7 @@ Contract (checked for every engine by ``tests/property/test_conformance.py``)
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import marshal
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
@@ -142,6 +143,75 @@ class Engine(Protocol):
         """Raise ``AssertionError`` if a game invariant is broken: components
         conserved, no negative money or counts, and so on."""
         ...
+
+
+class GameEngine:
+    """The one engine class: every game package has the same modules, and its
+    ``ENGINE`` is this class built from them (``service/games/<game>/__init__.py``).
+
+    The interface's functions are bound straight to the package's module
+    functions, so a call costs no forwarding frame on the hot path.  Module by
+    module (the same names in every game):
+
+    * ``data``: ``NAME``, ``VERSION``, ``MIN_PLAYERS``, ``MAX_PLAYERS`` and the
+      component tables;
+    * ``commands``: ``COMMANDS`` (wire name -> command class);
+    * ``setup``: ``setup(players, options, rng)``;
+    * ``evolve``: ``evolve(state, event)``;
+    * ``legal``: ``legal(state, seat)`` and ``to_act(state)``;
+    * ``rules``: ``decide(state, seat, command, rng)``;
+    * ``views``: ``view(state, viewer)`` and ``redact_event(event, viewer)``;
+    * ``invariants``: ``check(state)``;
+    * ``scoring``: ``result(state)`` (the stored result or ``None``);
+    * ``refusals``: the texts of every :class:`RuleViolation` the game raises.
+    """
+
+    def __init__(
+        self,
+        *,
+        data: Any,
+        commands: Any,
+        setup: Any,
+        evolve: Any,
+        legal: Any,
+        rules: Any,
+        views: Any,
+        invariants: Any,
+        scoring: Any,
+    ) -> None:
+        self.name: str = data.NAME
+        self.version: str = data.VERSION
+        self.min_players: int = data.MIN_PLAYERS
+        self.max_players: int = data.MAX_PLAYERS
+        self.commands: dict[str, type[Command]] = commands.COMMANDS
+        self.setup = setup.setup
+        self.evolve = evolve.evolve
+        self.legal = legal.legal
+        self.to_act = legal.to_act
+        self.decide = rules.decide
+        self.view = views.view
+        self.redact_event = views.redact_event
+        self.check_invariants = invariants.check
+        self._result = scoring.result
+
+    #: The modules every game package has, by these names.
+    SHAPE = ("data", "commands", "setup", "evolve", "legal", "rules", "views", "invariants", "scoring", "refusals")
+
+    @classmethod
+    def assemble(cls, package: str) -> GameEngine:
+        """The engine of ``package`` (``service.games.<game>``), built from its
+        modules of the one shape; a package missing one fails here, loudly."""
+        modules = {name: importlib.import_module(f"{package}.{name}") for name in cls.SHAPE}
+        del modules["refusals"]  # part of the shape, used by the rules, not by the interface
+        return cls(**modules)
+
+    def result(self, state: State) -> dict[str, Any] | None:
+        """A fresh copy of the result every time: callers may keep or change it."""
+        found = self._result(state)
+        return None if found is None else clone_state(found)
+
+    def __repr__(self) -> str:
+        return f"<GameEngine {self.name} {self.version}>"
 
 
 def fold(engine: Engine, events: list[Event], state: State | None = None) -> State:

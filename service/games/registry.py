@@ -38,6 +38,13 @@ def registered() -> list[str]:
     return list(_MODULES)
 
 
+def package(name: str) -> str:
+    """The engine package of ``name`` (``service.games.<package>``)."""
+    if name not in _MODULES:
+        raise UnknownGame(name)
+    return _MODULES[name]
+
+
 def names() -> list[str]:
     """Every registered API name.  An engine that fails to import fails here,
     loudly, rather than silently dropping out of the API and the test suites."""

@@ -1,4 +1,4 @@
-"""API.md "Games" over HTTP (Flask test client, real PostgreSQL and Redis)."""
+"""docs/API.md "Games" over HTTP (Flask test client, real PostgreSQL and Redis)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_post_intent_and_read_your_writes(client, new_game):
 def test_min_version_waits_for_the_worker(new_game, ctx, settings):
     """Read-your-writes: a real worker process projects while the GET waits
     (with a wait bound long enough for a worker to start on a busy machine)."""
-    from service.app import create_app
+    from service.http.app import create_app
 
     patient = create_app(settings.with_(max_wait_seconds=60.0), TESTING=True)
     client = patient.test_client()

@@ -8,7 +8,7 @@ from typing import Any
 
 from support import auth, play_fast
 
-from service import verify
+from service.audit import verify
 from service.games import registry
 from service.games.base import ADMIN, Event
 

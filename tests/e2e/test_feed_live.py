@@ -14,7 +14,7 @@ import pytest
 import requests
 from support import play_fast, serving
 
-from service import verify
+from service.audit import verify
 
 
 @pytest.fixture

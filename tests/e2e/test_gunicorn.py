@@ -33,7 +33,7 @@ def live(settings) -> Iterator[str]:
         "QD_SWEEP_SECONDS": "1",
     }
     api = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "service.wsgi:app", "-b", f"127.0.0.1:{port}",
+        [sys.executable, "-m", "gunicorn", "service.http.wsgi:app", "-b", f"127.0.0.1:{port}",
          "-w", "2", "-k", "gthread", "--threads", "4", "--timeout", "30"],
         env=env,
     )  # fmt: skip
@@ -95,3 +95,35 @@ def test_a_client_that_only_follows_legal_plays_nautilus_industries_to_the_end(l
     ready = s.get(f"{live}/readyz")
     assert ready.status_code == 200
     assert "qd_intents_total" in s.get(f"{live}/metrics").text
+
+
+def _raw_post(url: str, path: str, head: dict[str, str], chunks: list[bytes]) -> tuple[int, bytes]:
+    """POST with ``Transfer-Encoding: chunked`` over a plain socket (no
+    Content-Length at all), as a hostile client frames it."""
+    host, port = url.removeprefix("http://").split(":")
+    lines = [f"POST {path} HTTP/1.1", f"Host: {host}", "Transfer-Encoding: chunked", "Connection: close"]
+    lines += [f"{k}: {v}" for k, v in head.items()]
+    body = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n"
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    status = int(answer.split(b" ", 2)[1])
+    return status, answer.split(b"\r\n\r\n", 1)[1]
+
+
+def test_an_oversized_chunked_body_is_refused_however_it_is_framed(live):
+    """A valid 65,536-byte create request followed by garbage, chunked: the
+    body is over the limit, so 413 body_too_large, and no game is created."""
+    listed = requests.get(live + "/v1/games", params={"limit": 1}, timeout=5).json()["total"]
+    valid = b'{"game": "nauticus", "players": ["ann", "bob"], "options": {}}'
+    body = valid + b" " * (65536 - len(valid))  # valid JSON, exactly the limit
+    status, answer = _raw_post(live, "/v1/games", {"Content-Type": "application/json"}, [body, b"garbage" * 100])
+    assert status == 413, answer[:300]
+    assert b'"body_too_large"' in answer
+    # The same body within the limit, chunked, is accepted (the framing itself is fine).
+    status, answer = _raw_post(live, "/v1/games", {"Content-Type": "application/json"}, [valid[:20], valid[20:]])
+    assert status == 201, answer[:300]
+    time.sleep(1.5)  # the worker projects the one game that was created
+    assert requests.get(live + "/v1/games", params={"limit": 1}, timeout=5).json()["total"] == listed + 1

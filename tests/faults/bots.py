@@ -19,9 +19,9 @@ from psycopg_pool import ConnectionPool
 
 from projections import keys
 from projections.runner import rebuild_game
-from service.eventstore import EventStore
+from service.core.eventstore import EventStore
+from service.core.replay import fold_stream
 from service.games import registry
-from service.replay import fold_stream
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -152,7 +152,7 @@ class RedisServer:
 
 
 class Service:
-    """The real processes: gunicorn serving ``service.wsgi:app`` and one
+    """The real processes: gunicorn serving ``service.http.wsgi:app`` and one
     ``python -m workers``, with logs kept so tests can read them."""
 
     def __init__(self, base: Path, env: dict[str, str]):
@@ -182,7 +182,7 @@ class Service:
         subprocess.run([sys.executable, "-m", "service", "migrate"], cwd=ROOT, env=self.env, check=True, timeout=120)
 
     def start_api(self, workers: int = 2, threads: int = 8) -> None:
-        argv = [sys.executable, "-m", "gunicorn", "service.wsgi:app", "-k", "gthread", "--threads", str(threads)]
+        argv = [sys.executable, "-m", "gunicorn", "service.http.wsgi:app", "-k", "gthread", "--threads", str(threads)]
         argv += ["-w", str(workers), "-b", f"127.0.0.1:{self.port}", "--graceful-timeout", "5", "--timeout", "60"]
         self.api = self._spawn("gunicorn", argv)
         wait_until(lambda: requests.get(self.url + "/healthz", timeout=2).status_code == 200, 60, "gunicorn")

@@ -12,14 +12,14 @@ import threading
 import time
 
 import pytest
-from support import auth
+from support import auth, project_job
 
 from projections import keys
 from projections.boards import board_fields, dumps, info_from, is_finished
 from projections.runner import project_game
-from service.eventstore import EventStore
+from service.core.eventstore import EventStore
+from service.core.replay import fold_stream
 from service.games import registry
-from service.replay import fold_stream
 
 
 def expected(store: EventStore, game_id: str, version: int) -> dict[bytes, bytes]:
@@ -120,11 +120,11 @@ def test_jobs_for_a_finished_game_leave_every_read_model_alone(client, new_game,
     _advance(client, game, 10_000, random.Random(5))
     run_worker()
     for _ in range(2):
-        jobs.project(game["id"])
+        project_job(ctx, game["id"])
     board = ctx.redis.hgetall(keys.game(game["id"]))
     boards = {k: ctx.redis.dump(k) for k in ctx.redis.scan_iter(match="lb:*")}
     for _ in range(3):
-        jobs.project(game["id"])
+        project_job(ctx, game["id"])
         jobs.sweep()
     assert ctx.redis.hgetall(keys.game(game["id"])) == board
     assert {k: ctx.redis.dump(k) for k in ctx.redis.scan_iter(match="lb:*")} == boards

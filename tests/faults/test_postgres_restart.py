@@ -18,7 +18,7 @@ import requests
 from bots import assert_logs_clean, create, load_soak, soak_config, store_for
 from servers import stack
 
-from service.audit import audit_game
+from service.audit.checks import audit_game
 
 pytestmark = [pytest.mark.fault]
 

@@ -1,7 +1,7 @@
 """Redis stopped for a while and restarted empty, with intents accepted
 meanwhile.
 
-Policy under test (README "Reliability"): the command path never needs Redis,
+Policy under test (docs/RELIABILITY.md, "Policies under test"): the command path never needs Redis,
 so intents and game creation keep committing (201) while it is away; queries
 are answered from Redis, so they fail clean with 503 ``redis_unavailable``.
 Once Redis is back, empty, the worker's periodic sweep projects every game

@@ -15,8 +15,9 @@ from rq import Queue
 from rq.registry import StartedJobRegistry
 from servers import stack, wait_until
 
+from service.core.commands import GameService
 from service.games import registry
-from service.handlers import GameService
+from workers import nudge
 
 pytestmark = [pytest.mark.fault]
 
@@ -44,7 +45,7 @@ def _play_in_process(svc: GameService, game: str, intents: int, rng: random.Rand
 def test_sigkill_mid_job_then_new_worker_catches_up_to_a_rebuild():
     with stack("fault-admin-" + secrets.token_hex(8), worker=False) as st, store_for(st.pg.url()) as store:
         r = redis.Redis.from_url(st.redis.url())
-        svc = GameService(store, enqueue=lambda gid: None)
+        svc = GameService(store, nudge=lambda gid: None)
         rng = random.Random(20)
         games = [_play_in_process(svc, "nautilus-industries", 400, rng) for _ in range(2)]
         games.append(_play_in_process(svc, "waters-of-nereus", 80, rng))
@@ -55,7 +56,9 @@ def test_sigkill_mid_job_then_new_worker_catches_up_to_a_rebuild():
         for _attempt in range(5):
             r.flushdb()  # no read model, no queue: every job folds its game from scratch
             for gid in games:
-                queue.enqueue_call("workers.jobs.project", args=(gid,), result_ttl=0)
+                # One drain job per game, so that one is likely to be caught running.
+                r.sadd(nudge.dirty(0), gid)
+                queue.enqueue_call(nudge.DRAIN_JOB, args=(0,), result_ttl=0)
             worker = st.service.start_worker()
             deadline = time.monotonic() + 60
             while not started.get_job_ids() and time.monotonic() < deadline:

@@ -44,7 +44,7 @@ def real_game(fuzz_app, ctx):
 def fuzz_app(settings):
     """The app with a short ``?min_version=`` wait: generated versions are
     mostly in the future, and waiting for them proves nothing here."""
-    from service.app import create_app
+    from service.http.app import create_app
 
     application = create_app(settings.with_(max_wait_seconds=0.05), TESTING=True)
     yield application

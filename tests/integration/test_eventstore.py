@@ -10,10 +10,11 @@ import uuid
 import psycopg
 import pytest
 
-from service import canonical
-from service.eventstore import Conflict, GameRecord, NewEvent
-from service.handlers import now_iso
-from service.replay import created_data
+from service.core import canonical
+from service.core.commands import now_iso
+from service.core.eventstore import Conflict
+from service.core.pipeline import created_data, seal
+from service.core.records import GameRecord, NewEvent
 
 SEED = bytes(range(32))
 
@@ -26,8 +27,8 @@ def private_db(settings):
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg_pool import ConnectionPool
 
-    from service.eventstore import EventStore
-    from service.migrate import migrate
+    from service.core.eventstore import EventStore
+    from service.core.migrate import migrate
 
     name = conninfo_to_dict(settings.database_url)["dbname"] + "_es"
     url = make_conninfo(settings.database_url, dbname=name)
@@ -51,7 +52,12 @@ def _game(store) -> str:
     record = GameRecord(gid, "nautilus-industries", "1.0.0", ["a", "b"], {}, "c" * 64, now_iso())
     meta = {"seat": None, "received_at": record.created_at}
     opening = created_data(record.players, record.game, record.rules_version, {}, record.seed_commitment)
-    store.create_game(record, SEED, [b"x" * 32, b"y" * 32], [NewEvent("GameCreated", opening, meta)])
+    store.create_game(
+        record,
+        SEED,
+        [b"x" * 32, b"y" * 32],
+        seal(SEED, gid, 1, canonical.GENESIS, [NewEvent("GameCreated", opening, meta)]),
+    )
     return gid
 
 
@@ -70,7 +76,7 @@ def test_eight_writers_same_expected_version_exactly_one_wins(store):
     def writer(i: int) -> None:
         barrier.wait()
         try:
-            store.append(gid, 1, head.hash, SEED, [_event(i), _event(i + 100)])
+            store.append(gid, 1, seal(SEED, gid, 1 + 1, head.hash, [_event(i), _event(i + 100)]))
             result = "won"
         except Conflict:
             result = "conflict"
@@ -94,9 +100,9 @@ def test_append_at_a_stale_or_future_version_is_a_conflict(store):
     gid = _game(store)
     head = store.read(gid)[-1]
     with pytest.raises(Conflict):
-        store.append(gid, 0, canonical.GENESIS, SEED, [_event(1)])
+        store.append(gid, 0, seal(SEED, gid, 0 + 1, canonical.GENESIS, [_event(1)]))
     with pytest.raises(Conflict):
-        store.append(gid, 5, head.hash, SEED, [_event(1)])  # would leave a gap
+        store.append(gid, 5, seal(SEED, gid, 5 + 1, head.hash, [_event(1)]))  # would leave a gap
     assert store.version(gid) == 1
 
 
@@ -115,7 +121,7 @@ def test_events_are_append_only(store, private_db):
 def test_hash_chain_links_every_event(store):
     gid = _game(store)
     head = store.read(gid)[-1]
-    store.append(gid, 1, head.hash, SEED, [_event(1), _event(2)])
+    store.append(gid, 1, seal(SEED, gid, 1 + 1, head.hash, [_event(1), _event(2)]))
     events = store.read(gid)
     prev = canonical.GENESIS
     for e in events:
@@ -142,7 +148,9 @@ def test_global_feed_never_skips_a_late_commit(store, private_db):
         (uuid.UUID(gid_slow), dd, md, head_slow.hash, h),
     )  # open transaction: holds an xid and a position, not committed
     head_fast = store.read(gid_fast)[-1]
-    store.append(gid_fast, 1, head_fast.hash, SEED, [_event(7)])  # commits after the slow one began
+    store.append(
+        gid_fast, 1, seal(SEED, gid_fast, 1 + 1, head_fast.hash, [_event(7)])
+    )  # commits after the slow one began
 
     seen = store.read_all(after=cursor)
     assert [e.type for _, e in seen] == [], "nothing may be read past an open transaction"
@@ -165,7 +173,7 @@ def test_read_for_fold_gives_what_read_gives(store):
     awkward["n"] = -3
     head = store.read(gid)[-1]
     late = NewEvent("Thing", awkward, {"seat": 1, "received_at": "2100-01-01T00:00:01Z"})
-    store.append(gid, 1, head.hash, SEED, [_event(1), late])
+    store.append(gid, 1, seal(SEED, gid, 1 + 1, head.hash, [_event(1), late]))
     full = store.read(gid)
     batch = store.read_for_fold(gid)
     assert batch.rows == [[e.seq, e.type, e.data] for e in full]
@@ -182,5 +190,5 @@ def test_an_event_type_is_a_name(store):
     refuses any type that is not a plain name."""
     gid = _game(store)
     with pytest.raises(psycopg.errors.CheckViolation):
-        store.append(gid, 1, store.read(gid)[-1].hash, SEED, [NewEvent('Bad"Type', {}, {"seat": 0})])
+        store.append(gid, 1, seal(SEED, gid, 1 + 1, store.read(gid)[-1].hash, [NewEvent('Bad"Type', {}, {"seat": 0})]))
     assert store.version(gid) == 1

@@ -9,7 +9,8 @@ import random
 from test_leaderboards import fast_forward, handles, quiet_service
 
 from projections import keys
-from projections.runner import _index_game, project_game, rebuild_game
+from projections.game_lists import index_game as _index_game
+from projections.runner import project_game, rebuild_game
 
 
 def _ids(client, query: str) -> list[str]:

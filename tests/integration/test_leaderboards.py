@@ -13,15 +13,15 @@ from typing import Any
 
 import psycopg
 import pytest
-from support import auth
+from support import auth, enqueue_drain, project_job
 
 from projections import leaderboards as lb
 from projections.runner import project_game, rebuild_game
-from service.eventstore import GAME_FINISHED, NewEvent
+from service.core.commands import GameService, now_iso
+from service.core.pipeline import GAME_FINISHED, finished_data, seal
+from service.core.records import NewEvent
 from service.games.base import clone_state
 from service.games.rng import Rng
-from service.handlers import GameService, now_iso
-from service.replay import finished_data
 
 
 # -- helpers (also used by test_game_lists.py) -----------------------------
@@ -67,7 +67,7 @@ def fast_forward(svc: GameService, created: dict[str, Any], chooser: random.Rand
         new += [NewEvent(e.type, e.data, meta) for e in events]
         state, version = trial, version + len(events)
     if new:
-        svc.store.append(gid, first, head, seed, new)
+        svc.store.append(gid, first, seal(seed, gid, first + 1, head, new))
     return {"seat": seat, "token": tokens[seat], "intent": command.to_json(), "version": version}
 
 
@@ -147,7 +147,11 @@ def append_finish(svc: GameService, gid: str, result: dict[str, Any]) -> None:
         svc.refresh(loaded)
         meta = {"intent_id": str(uuid.uuid4()), "seat": None, "received_at": now_iso(), "intent": None}
         data = finished_data(result, loaded.seed, loaded.last_hash)
-        svc.store.append(gid, loaded.version, loaded.last_hash, loaded.seed, [NewEvent(GAME_FINISHED, data, meta)])
+        svc.store.append(
+            gid,
+            loaded.version,
+            seal(loaded.seed, gid, loaded.version + 1, loaded.last_hash, [NewEvent(GAME_FINISHED, data, meta)]),
+        )
         loaded.invalidate()
 
 
@@ -157,8 +161,7 @@ MIX = ["nautilus-industries"] * 4 + ["nauticus"] * 8 + ["waters-of-nereus"] * 8
 
 
 def test_twenty_games_finishing_concurrently_on_four_apps_equal_a_rebuild(settings, ctx, run_worker, client):
-    from service.app import create_app
-    from workers import jobs
+    from service.http.app import create_app
 
     started = time.perf_counter()
     svc = quiet_service(ctx.store)
@@ -203,7 +206,7 @@ def test_twenty_games_finishing_concurrently_on_four_apps_equal_a_rebuild(settin
     # when its game is finished), plus every job once more from 4 threads at
     # the same time (duplicates racing on the cursor).
     run_worker()
-    racers = [threading.Thread(target=lambda: [jobs.project(c["id"]) for c, _ in games]) for _ in range(4)]
+    racers = [threading.Thread(target=lambda: [project_job(ctx, c["id"]) for c, _ in games]) for _ in range(4)]
     for t in racers:
         t.start()
     for t in racers:
@@ -265,8 +268,6 @@ def test_ties_share_the_rating_update_and_both_win(ctx, client):
 def test_duplicate_and_racing_jobs_count_a_finish_once(ctx, run_worker, settings):
     from rq import Queue
 
-    from workers import jobs
-
     svc = quiet_service(ctx.store)
     ann, bob = handles("ann", "bob")
     created = svc.create_game("waters-of-nereus", [ann, bob], {})
@@ -275,13 +276,13 @@ def test_duplicate_and_racing_jobs_count_a_finish_once(ctx, run_worker, settings
 
     queue = Queue(settings.queue_name, connection=ctx.redis)
     for _ in range(3):
-        queue.enqueue_call("workers.jobs.project", args=(created["id"],), result_ttl=0)
+        enqueue_drain(ctx, queue, created["id"])
     run_worker()
     barrier = threading.Barrier(6)
 
     def race() -> None:
         barrier.wait()
-        jobs.project(created["id"])
+        project_job(ctx, created["id"])
         lb.consume(ctx.redis, ctx.store)
 
     threads = [threading.Thread(target=race) for _ in range(6)]
@@ -290,7 +291,7 @@ def test_duplicate_and_racing_jobs_count_a_finish_once(ctx, run_worker, settings
     for t in threads:
         t.join()
     fold_until(ctx, lambda: games_of(ctx.redis, "waters-of-nereus", ann) >= 1)
-    jobs.project(created["id"])
+    project_job(ctx, created["id"])
     lb.consume(ctx.redis, ctx.store)
     for p in (ann, bob):
         rec = json.loads(ctx.redis.hget(lb.stats_key("waters-of-nereus"), p))
@@ -412,8 +413,8 @@ def test_the_global_feed_orders_transaction_ids_as_numbers(settings):
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg_pool import ConnectionPool
 
-    from service.eventstore import EventStore
-    from service.migrate import migrate
+    from service.core.eventstore import EventStore
+    from service.core.migrate import migrate
 
     name = f"qd_feed_{uuid.uuid4().hex[:8]}"
     url = make_conninfo(settings.database_url, dbname=name)

@@ -3,6 +3,7 @@ and late jobs, flushed Redis, rebuild equality, the outage policies."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -11,7 +12,8 @@ from support import auth, play
 
 from projections import keys
 from projections.runner import RebuildIncomplete, project_game, rebuild_all, sweep
-from service.app import create_app
+from service.http.app import create_app
+from workers import nudge
 
 
 def _snapshot(r, gid: str) -> dict[bytes, bytes]:
@@ -48,7 +50,7 @@ def test_lost_jobs_are_caught_up_by_the_sweep(client, new_game, ctx, settings):
     assert int(ctx.redis.hget(keys.game(gid), "version")) == ctx.store.version(gid)
     # The lost jobs' "queued" flags would hold up their shards for the next
     # tests until they expire.
-    ctx.redis.delete(*(keys.drain_pending(s) for s in range(settings.projection_shards)))
+    ctx.redis.delete(*(nudge.drain_pending(s) for s in range(settings.projection_shards)))
 
 
 def test_commits_while_a_drain_job_is_queued_ride_on_it(client, new_game, ctx, run_worker, settings):
@@ -66,7 +68,7 @@ def test_commits_while_a_drain_job_is_queued_ride_on_it(client, new_game, ctx, r
     for g in games:
         assert int(ctx.redis.hget(keys.game(g["id"]), "version")) == ctx.store.version(g["id"])
     assert not any(
-        ctx.redis.sismember(keys.dirty(keys.shard_of(g["id"], settings.projection_shards)), g["id"]) for g in games
+        ctx.redis.sismember(nudge.dirty(nudge.shard_of(g["id"], settings.projection_shards)), g["id"]) for g in games
     )
 
 
@@ -164,7 +166,7 @@ def test_flushed_redis_is_restored_identically_by_rebuild(client, new_game, ctx,
 def test_a_rebuild_in_several_processes_equals_the_live_read_models(client, new_game, ctx, run_worker, settings):
     """``make rebuild`` forks one process per CPU; each folds its share of the
     games with connections of its own.  The bytes are the same as live."""
-    from workers.context import make_context
+    from service.bootstrap import bootstrap as make_context
 
     games = [new_game(), new_game(players=["ann", "bob"]), new_game(players=["cy", "di"])]
     for g in games:
@@ -274,11 +276,12 @@ def test_the_enqueue_script_marks_wakes_and_flags(ctx):
     """After a commit the API marks its game dirty in one atomic step: it
     flags and enqueues a job only if none is queued or lingering, and wakes a
     lingering one."""
-    from service.app import _MARK, PENDING_TTL
+    from workers.nudge import MARK as _MARK
+    from workers.nudge import PENDING_TTL
 
     mark = ctx.redis.register_script(_MARK)
     shard = 7  # a shard no game uses
-    names = [keys.dirty(shard), keys.drain_pending(shard), keys.wake(shard)]
+    names = [nudge.dirty(shard), nudge.drain_pending(shard), nudge.wake(shard)]
     ctx.redis.delete(*names)
     assert mark(keys=names, args=["g1", PENDING_TTL]) == 1  # nothing there: enqueue
     assert ctx.redis.get(names[1]) == b"queued" and 0 < ctx.redis.ttl(names[1]) <= PENDING_TTL
@@ -304,21 +307,21 @@ def test_a_lingering_drain_job_projects_new_commits_without_new_jobs(client, new
     run_worker()
     game = new_game()
     gid = game["id"]
-    shard = keys.shard_of(gid, settings.projection_shards)
+    shard = nudge.shard_of(gid, settings.projection_shards)
     queue = Queue(settings.queue_name, connection=ctx.redis)
     run_worker()
     # Long enough never to run out during the test, however slow the machine:
     # the test ends it by queueing another job (which a lingering job yields to).
-    lingering = context.Context(settings.with_(projection_linger=60.0), ctx.store, ctx.redis)
+    lingering = dataclasses.replace(ctx, settings=settings.with_(projection_linger=60.0))
     context.set_context(lingering)
     done: list[int] = []
     job = threading.Thread(target=lambda: done.append(jobs.drain(shard)))
     try:
         job.start()
         deadline = time.monotonic() + 5
-        while ctx.redis.get(keys.drain_pending(shard)) != b"lingering" and time.monotonic() < deadline:
+        while ctx.redis.get(nudge.drain_pending(shard)) != b"lingering" and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert ctx.redis.get(keys.drain_pending(shard)) == b"lingering"
+        assert ctx.redis.get(nudge.drain_pending(shard)) == b"lingering"
         jobs_before = queue.count
         for _ in range(3):
             _advance(client, game, 1, random.Random(12))
@@ -335,7 +338,7 @@ def test_a_lingering_drain_job_projects_new_commits_without_new_jobs(client, new
         job.join(10)
         context.set_context(ctx)
         queue.empty()
-    assert ctx.redis.get(keys.drain_pending(shard)) is None
+    assert ctx.redis.get(nudge.drain_pending(shard)) is None
     _advance(client, game, 1, random.Random(13))
     assert queue.count == 1  # nobody lingers: a commit enqueues a job again
     run_worker()
@@ -350,7 +353,7 @@ def test_a_lingering_job_gives_the_worker_back_when_another_job_waits(ctx, setti
     from workers import context, jobs
 
     queue = Queue(settings.queue_name, connection=ctx.redis)
-    context.set_context(context.Context(settings.with_(projection_linger=5.0), ctx.store, ctx.redis))
+    context.set_context(dataclasses.replace(ctx, settings=settings.with_(projection_linger=5.0)))
     try:
         queue.enqueue_call("builtins.len", args=("x",), result_ttl=0)
         started = time.monotonic()

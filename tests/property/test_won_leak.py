@@ -15,12 +15,12 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.waters_of_nereus import SEED
 
 from service.games.base import ADMIN, Event, RuleViolation, clone_state, fold
 from service.games.rng import Rng
 from service.games.waters_of_nereus import ENGINE, data
 from service.games.waters_of_nereus import commands as c
-from service.games.waters_of_nereus.fixtures import SEED
 
 CONFIGS = [(2, False), (2, True), (3, False), (4, False)]
 PROBES = [

@@ -1,14 +1,14 @@
-"""Nauticus acceptance scenarios NAU-S01..S07 (clarifications §3), with the exact numbers.
+"""Nauticus acceptance scenarios NAU-S01..S07: the rulebook's worked examples, with the exact numbers (rule IDs
+of ``docs/rules/nauticus.md``).
 
-Fixtures state the prices and blue workers they rely on (monkeypatched into the rules module), so these
-tests do not depend on the [INF] tables NAU-D01/D02.
+Fixtures state the prices and blue workers they rely on (monkeypatched by ``support.nauticus.place_action``), so
+these tests do not depend on the placeholder tables NAU-D01 and NAU-D02.
 """
 
 from __future__ import annotations
 
-import nau_support
 import pytest
-from nau_support import add_ship, add_wh, new_game, place_action
+from support.nauticus import add_ship, add_wh, do, new_game, place_action, refused
 
 from service.games.nauticus import ENGINE, scoring
 from service.games.nauticus.commands import (
@@ -20,9 +20,9 @@ from service.games.nauticus.commands import (
     TakeGift,
 )
 
-# The checked helpers: every command these tests send must also be in ``legal``.
-do = nau_support.do
-refused = nau_support.refused
+pytestmark = pytest.mark.scenario
+
+# ``do`` and ``refused`` are the checked helpers: every command these tests send must also be in ``legal``.
 
 
 def test_NAU_S01_setup_money_and_workers_by_player_count():

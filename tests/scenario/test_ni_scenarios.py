@@ -1,13 +1,10 @@
-"""The worked examples of the Nautilus Industries rulebook (clarifications §3.1)."""
+"""The worked examples of the Nautilus Industries rulebook, NIN-S01 to NIN-S04
+(listed in §5 of docs/rules/nautilus-industries.md)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-
-from test_ni_support import (
+import pytest
+from support.nautilus_industries import (
     E,
     act,
     clear_tiles,
@@ -27,6 +24,8 @@ from service.games.nautilus_industries.commands import (
     UpgradeSub,
 )
 from service.games.nautilus_industries.setup import commodity_values
+
+pytestmark = pytest.mark.scenario
 
 
 def test_NIN_S01_setup_commodity_values_with_ties() -> None:

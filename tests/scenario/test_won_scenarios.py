@@ -1,13 +1,10 @@
-"""Waters of Nereus: the worked examples of §3 of the clarifications (WON-S01..WON-S14)."""
+"""Waters of Nereus: the rulebook's worked examples as scenarios, labelled WON-S01 to WON-S14
+(the labels are listed in the introduction of docs/rules/waters-of-nereus.md)."""
 
 from __future__ import annotations
 
 import pytest
-
-from service.games.base import RuleViolation
-from service.games.waters_of_nereus import ENGINE, context, flow
-from service.games.waters_of_nereus import commands as c
-from service.games.waters_of_nereus.fixtures import (
+from support.waters_of_nereus import (
     act,
     cell,
     clear_board,
@@ -21,7 +18,13 @@ from service.games.waters_of_nereus.fixtures import (
     start,
     turn_of,
 )
-from service.games.waters_of_nereus.state import NEUTRAL
+
+from service.games.base import RuleViolation
+from service.games.waters_of_nereus import ENGINE, context, flow
+from service.games.waters_of_nereus import commands as c
+from service.games.waters_of_nereus.data import NEUTRAL
+
+pytestmark = pytest.mark.scenario
 
 FAR = [(5, 5), (5, 0), (0, 5), (3, 3)]
 

@@ -19,10 +19,10 @@ import pytest
 from support import auth
 
 from projections.runner import project_game
-from service.eventstore import PLATFORM_EVENTS
+from service.core.pipeline import PLATFORM_EVENTS
+from service.core.replay import fold_stream
 from service.games import registry
 from service.games.base import ADMIN, Event
-from service.replay import fold_stream
 
 
 def _leaves(obj: Any, path: tuple = ()) -> list[tuple[tuple, Any]]:

@@ -12,8 +12,8 @@ import random
 
 from support import auth, play
 
-from projections import keys
 from service.logs import RedactSecrets
+from workers import nudge
 
 
 def test_nothing_logged_carries_a_token_or_seed(client, ctx, new_game, settings, caplog, run_worker):
@@ -21,7 +21,7 @@ def test_nothing_logged_carries_a_token_or_seed(client, ctx, new_game, settings,
     # No drain job left queued by an earlier test: ours are enqueued (and
     # logged, with their arguments) and then run here.
     run_worker()
-    ctx.redis.delete(*(keys.drain_pending(s) for s in range(settings.projection_shards)))
+    ctx.redis.delete(*(nudge.drain_pending(s) for s in range(settings.projection_shards)))
     game = new_game(game="nauticus", players=["ann", "bob"])
     other = new_game(game="waters-of-nereus", players=["cy", "di"])
     gid = game["id"]

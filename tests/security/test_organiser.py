@@ -7,7 +7,7 @@ import pytest
 from support import auth
 
 from projections.runner import project_game
-from service.app import create_app
+from service.http.app import create_app
 
 #: What only the organiser may do while a game runs.
 ORGANISER_PATHS = ["/state", "/state?version=1", "/audit", "/export"]

@@ -1,9 +1,16 @@
-"""Every checklist ID of §1 of each game's clarifications is named by some test.
+"""Every rule of each game's reference is findable by its ID.
 
-For each engine in ``service.games.registry.names()``, the IDs of §1 ("Rule
-checklist") of ``shared/rules/<api name>.clarifications.md`` must each appear in at
-least one file under ``tests/`` other than this one (in a test name or docstring).
-A missing clarifications file is a failure, never a skip.
+``docs/rules/<api name>.md`` is the repo's own rules reference: §1 ("Rule
+checklist") lists every rule with its ID, the later sections the data values and
+the decisions we took, each with its ID too.  Two checks per engine:
+
+* each §1 ID is named by at least one file under ``tests/`` other than this one
+  (a test name or docstring says which rule it checks);
+* every ID of the whole reference appears, written out on its own (never as a
+  range such as ``NAU-010..018``), in the engine's package ``service/games/<pkg>``,
+  where the rule is implemented or the value defined.
+
+A missing reference is a failure, never a skip.
 """
 
 from __future__ import annotations
@@ -16,12 +23,14 @@ import pytest
 from service.games import registry
 
 REPO = Path(__file__).resolve().parents[2]
-RULES = REPO.parent / "shared" / "rules"
+RULES = REPO / "docs" / "rules"
 TESTS = REPO / "tests"
+GAMES = REPO / "service" / "games"
 THIS = Path(__file__).resolve()
 
-#: A checklist item: a list line starting with an ID such as ``NIN-033`` or ``WON-130``.
-ITEM = re.compile(r"^\s*[-*]\s+\**([A-Z]{2,4}-\d{3})\b")
+#: A reference item: a list line starting with an ID such as ``NIN-033``, ``WON-130``,
+#: ``NAU-A20``, ``NIN-D04`` or ``WON-Q01`` (optionally in bold).
+ITEM = re.compile(r"^\s*[-*]\s+\**([A-Z]{2,4}-[A-Z]?\d{2,3})\b")
 SECTION_1 = re.compile(r"^##\s+1\.")
 NEXT_SECTION = re.compile(r"^##\s+\d+\.")
 
@@ -31,8 +40,14 @@ def engine_names() -> list[str]:
     return registry.names()
 
 
+def reference(game: str) -> Path:
+    path = RULES / f"{game}.md"
+    assert path.is_file(), f"the rules reference of {game} is missing: {path}"
+    return path
+
+
 def checklist_ids(path: Path) -> list[str]:
-    """The IDs of §1 of a clarifications file, in order."""
+    """The IDs of §1 of a rules reference, in order."""
     ids: list[str] = []
     inside = False
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -41,19 +56,26 @@ def checklist_ids(path: Path) -> list[str]:
             continue
         if inside and NEXT_SECTION.match(line):
             break
-        if inside:
-            m = ITEM.match(line)
-            if m:
-                ids.append(m.group(1))
+        if inside and (m := ITEM.match(line)):
+            ids.append(m.group(1))
     return ids
 
 
-def _test_corpus() -> str:
+def all_ids(path: Path) -> list[str]:
+    """Every ID the reference lists, in any section."""
+    return [m.group(1) for line in path.read_text(encoding="utf-8").splitlines() if (m := ITEM.match(line))]
+
+
+def _corpus(root: Path, exclude: Path | None = None) -> str:
     parts = []
-    for path in sorted(TESTS.rglob("*")):
-        if path.is_file() and path.resolve() != THIS and path.suffix in (".py", ".md", ".txt", ".json"):
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.resolve() != exclude and path.suffix in (".py", ".md", ".txt", ".json"):
             parts.append(path.read_text(encoding="utf-8", errors="replace"))
     return "\n".join(parts)
+
+
+def _missing(ids: list[str], corpus: str) -> list[str]:
+    return [i for i in ids if not re.search(rf"(?<![\w-]){re.escape(i)}(?![\w.])", corpus)]
 
 
 def test_registry_is_not_empty() -> None:
@@ -62,23 +84,39 @@ def test_registry_is_not_empty() -> None:
 
 @pytest.mark.parametrize("game", engine_names())
 def test_every_checklist_id_is_tested(game: str) -> None:
-    path = RULES / f"{game}.clarifications.md"
-    assert path.is_file(), f"clarifications for {game} not found at {path}; the checklist cannot be verified"
-    ids = checklist_ids(path)
-    assert ids, f"no checklist IDs found in §1 of {path}"
-    corpus = _test_corpus()
-    missing = [i for i in ids if not re.search(rf"\b{re.escape(i)}\b", corpus)]
+    ids = checklist_ids(reference(game))
+    assert ids, f"no checklist IDs found in §1 of {reference(game)}"
+    missing = _missing(ids, _corpus(TESTS, exclude=THIS))
     assert not missing, (
         f"{game}: {len(missing)} of {len(ids)} checklist IDs of §1 are named by no test under tests/: "
         + ", ".join(missing)
     )
 
 
+@pytest.mark.parametrize("game", engine_names())
+def test_every_id_is_in_the_engine(game: str) -> None:
+    """Grep finds every rule and every data decision where it is implemented."""
+    ids = all_ids(reference(game))
+    package = GAMES / game.replace("-", "_")
+    assert package.is_dir(), package
+    code = "\n".join(p.read_text(encoding="utf-8") for p in sorted(package.glob("*.py")))
+    missing = _missing(ids, code)
+    assert not missing, (
+        f"{game}: {len(missing)} of {len(ids)} IDs of docs/rules/{game}.md are written nowhere in "
+        f"{package.relative_to(REPO)}: " + ", ".join(missing)
+    )
+
+
+@pytest.mark.parametrize("game", engine_names())
+def test_ids_are_listed_once(game: str) -> None:
+    ids = all_ids(reference(game))
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    assert not dupes, f"{game}: listed more than once in docs/rules/{game}.md: {dupes}"
+
+
 def test_parser_reads_the_nautilus_industries_checklist() -> None:
-    """The parser finds §1 only (57 IDs from NIN-001 to NIN-126, none from §2)."""
-    path = RULES / "nautilus-industries.clarifications.md"
-    assert path.is_file(), f"missing {path}"
-    ids = checklist_ids(path)
+    """The parser finds §1 only (57 IDs from NIN-001 to NIN-126, none from later sections)."""
+    ids = checklist_ids(reference("nautilus-industries"))
     assert ids[0] == "NIN-001" and ids[-1] == "NIN-126"
     assert len(ids) == len(set(ids)) == 57
-    assert not any(i.startswith(("NIN-D", "NIN-A")) for i in ids)
+    assert not any(i.startswith(("NIN-D", "NIN-A", "NIN-Q")) for i in ids)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from service.audit import feed_line
-from service.eventstore import StoredEvent
+from service.audit.reading import feed_line
+from service.core.records import StoredEvent
 from service.games.base import ADMIN, Event
 
 

@@ -1,4 +1,4 @@
-"""The offline verifier (service/verify.py) on bundles built in memory exactly
+"""The offline verifier (service/audit/verify.py) on bundles built in memory exactly
 as the platform records games: no PostgreSQL, no Redis."""
 
 from __future__ import annotations
@@ -15,11 +15,14 @@ from typing import Any
 
 import pytest
 
-from service import audit, bundle, canonical, verify
-from service.eventstore import GAME_CREATED, GAME_FINISHED, GameRecord, NewEvent, seal_events
+from service.audit import bundle, verify
+from service.audit import checks as audit
+from service.core import canonical
+from service.core.pipeline import GAME_CREATED, GAME_FINISHED, created_data, finished_data
+from service.core.pipeline import seal as seal_events
+from service.core.records import GameRecord, NewEvent
 from service.games import registry
 from service.games.rng import Rng, commitment
-from service.replay import created_data, finished_data
 
 VERIFY_PY = pathlib.Path(verify.__file__)
 GAME_ID = "6d1f7f0e-0000-4000-8000-000000000001"
@@ -72,7 +75,7 @@ def _middle(b: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_honest_bundle_verifies_with_redecide(honest):
-    report = verify.verify_bundle(honest)
+    report = verify.verify_bundle(honest, redecide=audit.redecide_dicts)
     assert report["ok"] is True, report
     assert report["checks"]["hash_chain"]["details"]["digests_checked"] is True
     assert report["checks"]["redecide"]["ok"] and not report["checks"]["redecide"].get("skipped")
@@ -81,7 +84,7 @@ def test_honest_bundle_verifies_with_redecide(honest):
 
 @pytest.mark.parametrize("game", ["nautilus-industries", "waters-of-nereus"])
 def test_other_engines_verify(game):
-    assert verify.verify_bundle(record_game(game, chooser=5))["ok"] is True
+    assert verify.verify_bundle(record_game(game, chooser=5), redecide=audit.redecide_dicts)["ok"] is True
 
 
 def test_independent_reimplementation_matches_canonical():
@@ -113,7 +116,7 @@ def test_tampered_data_breaks_at_its_seq(honest):
     b = copy.deepcopy(honest)
     target = _middle(b)
     target["data"] = dict(target["data"]) | {"x": 1}
-    report = verify.verify_bundle(b)
+    report = verify.verify_bundle(b, redecide=audit.redecide_dicts)
     assert report["ok"] is False
     assert report["checks"]["hash_chain"]["details"]["first_broken_seq"] == target["seq"]
     assert report["checks"]["redecide"]["details"]["first_divergence"]["seq"] == target["seq"]
@@ -127,7 +130,7 @@ def test_edited_intent_breaks_chain_and_redecide(honest):
     for e in b["events"]:
         if e["meta"]["intent_id"] == intent_id:
             e["meta"] = dict(e["meta"]) | {"intent": {"type": "no_such_intent"}}
-    report = verify.verify_bundle(b)
+    report = verify.verify_bundle(b, redecide=audit.redecide_dicts)
     assert report["checks"]["hash_chain"]["details"]["first_broken_seq"] == first["seq"]
     div = report["checks"]["redecide"]["details"]["first_divergence"]
     assert div["seq"] == first["seq"] and div["what"] == "intent"
@@ -137,7 +140,7 @@ def test_deleted_event_is_a_gap(honest):
     b = copy.deepcopy(honest)
     target = _middle(b)
     b["events"] = [e for e in b["events"] if e["seq"] != target["seq"]]
-    chain = verify.verify_bundle(b)["checks"]["hash_chain"]
+    chain = verify.verify_bundle(b, redecide=audit.redecide_dicts)["checks"]["hash_chain"]
     assert chain["ok"] is False and chain["details"]["first_broken_seq"] == target["seq"]
     assert "missing" in chain["summary"]
 
@@ -146,7 +149,7 @@ def test_swapped_seed_fails_the_seed_check(honest):
     b = copy.deepcopy(honest)
     b["events"][-1]["data"]["seed"] = "11" * 32
     b["seed"] = "11" * 32
-    report = verify.verify_bundle(b)
+    report = verify.verify_bundle(b, redecide=audit.redecide_dicts)
     assert report["ok"] is False
     assert report["checks"]["seed"]["ok"] is False
     # Without a seed that matches the commitment, digests are not checked and
@@ -158,7 +161,7 @@ def test_swapped_seed_fails_the_seed_check(honest):
 def test_header_commitment_must_match_the_stream(honest):
     b = copy.deepcopy(honest)
     b["game"]["seed_commitment"] = "0" * 64
-    assert verify.verify_bundle(b)["checks"]["seed"]["ok"] is False
+    assert verify.verify_bundle(b, redecide=audit.redecide_dicts)["checks"]["seed"]["ok"] is False
 
 
 def test_event_after_the_closing_event_is_refused(honest):
@@ -168,25 +171,28 @@ def test_event_after_the_closing_event_is_refused(honest):
     extra["prev_hash"] = b["events"][-1]["hash"]
     extra["hash"] = verify.link_hash(GAME_ID, extra, extra["prev_hash"])
     b["events"].append(extra)
-    chain = verify.verify_bundle(b)["checks"]["hash_chain"]
+    chain = verify.verify_bundle(b, redecide=audit.redecide_dicts)["checks"]["hash_chain"]
     assert chain["details"]["first_broken_seq"] == extra["seq"]
 
 
 def test_running_game_bundle_checks_links_only():
     b = record_game(finish=False)
     assert b["status"] == "active" and b["seed"] is None
-    report = verify.verify_bundle(b)
+    report = verify.verify_bundle(b, redecide=audit.redecide_dicts)
     assert report["ok"] is True
     assert report["checks"]["hash_chain"]["details"]["digests_checked"] is False
     assert report["checks"]["seed"]["details"]["revealed"] is False
     b["events"][5]["prev_hash"] = "f" * 64
-    assert verify.verify_bundle(b)["checks"]["hash_chain"]["details"]["first_broken_seq"] == 6
+    assert (
+        verify.verify_bundle(b, redecide=audit.redecide_dicts)["checks"]["hash_chain"]["details"]["first_broken_seq"]
+        == 6
+    )
 
 
 def test_online_redecide_agrees_with_offline(honest):
     events = bundle.from_bundle_events(GAME_ID, honest["events"])
     report = audit.audit_events(GAME_ID, events, projection=False)
-    offline = verify.verify_bundle(honest)
+    offline = verify.verify_bundle(honest, redecide=audit.redecide_dicts)
     for name in ("hash_chain", "seed", "redecide"):
         assert report.checks[name].ok == offline["checks"][name]["ok"] is True
 
@@ -218,7 +224,9 @@ def test_the_script_alone_runs_without_the_project(honest, tmp_path):
 def test_module_entry_point_redecides(honest, tmp_path):
     path = tmp_path / "b.json"
     path.write_text(bundle.dumps(honest))
-    out = subprocess.run([sys.executable, "-m", "service.verify", str(path), "--json"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "service", "verify", str(path), "--json"], capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["checks"]["redecide"]["ok"] and not report["checks"]["redecide"].get("skipped")
@@ -228,7 +236,7 @@ def test_audit_md_digest_example_matches_both_implementations():
     """docs/AUDIT.md's worked example, parsed from the page."""
     from test_rng_vectors import tables
 
-    doc = pathlib.Path(verify.__file__).resolve().parents[1] / "docs" / "AUDIT.md"
+    doc = pathlib.Path(__file__).resolve().parents[2] / "docs" / "AUDIT.md"
     rows = {r["name"]: r["value"] for r in tables(doc.read_text(encoding="utf-8"))["Digest example"]}
     seed, seq = bytes.fromhex(rows["seed"]), int(rows["seq"])
     data, meta = json.loads(rows["data"]), json.loads(rows["meta"])

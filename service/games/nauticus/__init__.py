@@ -1,90 +1,31 @@
-"""Nauticus (Kramer & Kiesling, Kosmos 2013): the pure rules engine.  ``ENGINE`` is what the registry loads."""
+"""Nauticus (Kramer & Kiesling, Kosmos 2013): the pure rules engine.
 
-from __future__ import annotations
+2-4 players build ships in their shipyards from hull parts, masts and sails bought in action phases, load them
+with goods and deliver them; each round the start player picks one of 8 action tiles, its board space gives a
+bonus and a number of blue workers, and every player in turn carries the action out or passes.  There is no
+hidden information; the only random draw is the layout of the action tiles each round.
 
-from typing import Any
+Rules reference: ``docs/rules/nauticus.md`` (the IDs ``NAU-...`` cited in the code).  ``ENGINE`` is the one
+:class:`~service.games.base.GameEngine` built from these modules:
 
-from service.games.base import Command, Event, RuleViolation, State, Viewer
-from service.games.nauticus import rules, views
-from service.games.nauticus import state as state_mod
-from service.games.nauticus.commands import COMMANDS
-from service.games.nauticus.data import (
-    MAX_PLAYERS,
-    MIN_PLAYERS,
-    ROUNDS,
-    SEAT_EXTRA_TALER,
-    SEAT_EXTRA_WORKERS,
-    STACKS,
-    START_SEAT,
-    START_TALER,
-    START_VP,
-    START_WORKERS,
-)
-from service.games.rng import Rng
+* ``data`` — name, version, player counts, every component table and constant, and our decisions (NAU-Qxx);
+* ``commands`` — the intents (``COMMANDS``);
+* ``setup`` — the opening events;
+* ``evolve`` — how each event changes the state;
+* ``legal`` — who is to act (``to_act``) and every command a seat may send now (``legal``);
+* ``rules`` — ``decide``: the events of a command and the automatic follow-ups (end of turn, phase, round,
+  layout draw, final scoring);
+* ``views`` — ``view`` and ``redact_event`` (nothing is hidden);
+* ``refusals`` — every refusal code and text, and why a command is refused;
+* ``invariants`` — ``check``;
+* ``scoring`` — crowns, final scoring and ``result``.
 
-__all__ = ["ENGINE", "NauticusEngine"]
+Private helpers: ``state`` (the state's shape and the small questions about it that several modules ask:
+price, room in the warehouse, blue workers, the running action) and ``hulls`` (ship geometry).
+"""
 
+from service.games.base import GameEngine
 
-class NauticusEngine:
-    name = "nauticus"
-    version = "1.0.0"
-    min_players = MIN_PLAYERS
-    max_players = MAX_PLAYERS
-    commands: dict[str, type[Command]] = COMMANDS
+ENGINE = GameEngine.assemble(__name__)
 
-    def setup(self, players: int, options: dict[str, Any], rng: Rng) -> list[Event]:
-        """NAU-010..018: the opening state and the round-1 layout of the action tiles."""
-        if options:
-            raise RuleViolation("invalid_options", "Nauticus has no options.")
-        if not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
-            raise RuleViolation("invalid_player_count", "NAU-001: Nauticus is for 2 to 4 players.")
-        seats = [
-            {
-                "taler": START_TALER + SEAT_EXTRA_TALER[players][i],
-                "workers": START_WORKERS + SEAT_EXTRA_WORKERS[players][i],
-                "vp": START_VP,
-            }
-            for i in range(players)
-        ]
-        first = Event(
-            "GameStarted",
-            {
-                "players": players,
-                "rounds": ROUNDS[players],
-                "start_player": START_SEAT,
-                "turntable_anchor": 0,  # NAU-010
-                "seats": seats,
-                "stacks": dict(STACKS),
-            },
-        )
-        opening = state_mod.evolve(None, first)
-        return [first, rules.layout_event(opening, rng)]
-
-    def evolve(self, state: State | None, event: Event) -> State:
-        return state_mod.evolve(state, event)
-
-    def legal(self, state: State, seat: int) -> list[Command]:
-        return rules.legal(state, seat)
-
-    def decide(self, state: State, seat: int, command: Command, rng: Rng) -> list[Event]:
-        return rules.decide(state, seat, command, rng)
-
-    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        """NAU-005: the same open state for every seat, spectators (None) and the organiser (ADMIN)."""
-        return views.view(state, viewer)
-
-    def redact_event(self, event: Event, viewer: Viewer) -> Event:
-        """Clarifications §4: nothing is hidden (the layout draw is public once laid out)."""
-        return event
-
-    def to_act(self, state: State) -> list[int]:
-        return rules.to_act(state)
-
-    def result(self, state: State) -> dict[str, Any] | None:
-        return state["result"]
-
-    def check_invariants(self, state: State) -> None:
-        views.check_invariants(state)
-
-
-ENGINE = NauticusEngine()
+__all__ = ["ENGINE"]

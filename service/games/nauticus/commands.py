@@ -3,7 +3,7 @@
 Placement fields shared by ``buy_item`` and ``transport``: ``to`` is ``"warehouse"``, ``"new_ship"`` or
 ``"ship"``; with ``"ship"``, ``ship`` is the ship's index in the player's shipyard and ``position`` the hull
 index the tile goes to (for a hull part: 0 = joined at the bow end, len(hull) = joined at the stern end).
-Unused fields are 0.
+Unused fields are 0 (NAU-Q06).  Each command is one small step: one use of an action per intent (NAU-050).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from service.games.base import Command
 
 @dataclass(frozen=True)
 class ChooseAction(Command):
-    """NAU-022/023: the start player chooses the face-up action tile on ``space`` and takes its bonus;
-    ``bonus_item`` names the mast/sail/good of a tile bonus (NAU-031/032/035), else ""."""
+    """NAU-022, NAU-023: the start player chooses the face-up action tile on ``space`` and takes its bonus;
+    ``bonus_item`` names the mast / sail / good of a tile bonus (NAU-031, NAU-032, NAU-035, NAU-Q02), else ""."""
 
     type: ClassVar[str] = "choose_action"
     space: int
@@ -26,14 +26,14 @@ class ChooseAction(Command):
 
 @dataclass(frozen=True)
 class PassAction(Command):
-    """NAU-150/151: do not carry out the current action; turn a pass tile."""
+    """NAU-150, NAU-151: do not carry out the current action; turn a pass tile."""
 
     type: ClassVar[str] = "pass"
 
 
 @dataclass(frozen=True)
 class BuyItem(Command):
-    """NAU-052..060: one use of a paid action: buy one item and put it somewhere."""
+    """One use of a paid action (NAU-052): buy one item and put it into the warehouse or the shipyard."""
 
     type: ClassVar[str] = "buy_item"
     item: str
@@ -44,7 +44,7 @@ class BuyItem(Command):
 
 @dataclass(frozen=True)
 class TakeGift(Command):
-    """NAU-055: the free item for buying all 4 types in one action (goes to the warehouse)."""
+    """NAU-055, NAU-Q03: the free item for buying all 4 types in one action (goes to the warehouse)."""
 
     type: ClassVar[str] = "take_gift"
     item: str
@@ -70,7 +70,7 @@ class WithdrawMoney(Command):
 
 @dataclass(frozen=True)
 class DeliverGoods(Command):
-    """NAU-130/131: deliver the whole cargo of one ship (1 use per good)."""
+    """NAU-130, NAU-131: deliver the whole cargo of one ship (1 use per good)."""
 
     type: ClassVar[str] = "deliver_goods"
     ship: int
@@ -78,14 +78,15 @@ class DeliverGoods(Command):
 
 @dataclass(frozen=True)
 class ScoreCrowns(Command):
-    """NAU-140/141: one use of score crowns: VP equal to the crowns owned, within the cap (NAU-142)."""
+    """NAU-140, NAU-141: one use of score crowns: VP equal to the crowns owned, within the cap (NAU-142)."""
 
     type: ClassVar[str] = "score_crowns"
 
 
 @dataclass(frozen=True)
 class ChooseReward(Command):
-    """NAU-161..163: one reward for a completed ship; ``goods`` names the 2 different goods of that reward."""
+    """NAU-161, NAU-162: one reward for a completed ship; ``goods`` names the 2 different goods of that reward
+    in slot order (NAU-Q07)."""
 
     type: ClassVar[str] = "choose_reward"
     reward: str
@@ -94,7 +95,7 @@ class ChooseReward(Command):
 
 @dataclass(frozen=True)
 class UseExtraAction(Command):
-    """NAU-170..175: play the extra-action tile: +2 workers, then carry out ``action``."""
+    """NAU-170: play the extra-action tile: +2 workers (NAU-171), then carry out ``action`` (NAU-172)."""
 
     type: ClassVar[str] = "use_extra_action"
     action: str
@@ -109,7 +110,7 @@ class EndExtraAction(Command):
 
 @dataclass(frozen=True)
 class EndTurn(Command):
-    """Finish this turn (after at least one use of the current action, or after passing)."""
+    """Finish this turn (after at least one use of the current action, or after passing: NAU-Q05)."""
 
     type: ClassVar[str] = "end_turn"
 

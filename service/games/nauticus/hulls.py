@@ -1,8 +1,10 @@
-"""Ship geometry in the shipyard: joining hull parts, masts, sails and goods (NAU-070..103, NAU-160).
+"""Ship geometry in the shipyard: where hull parts, masts, sails and goods may go, and when a ship is complete.
 
 A ship is a dict ``{"hull": [...], "masts": [...], "sails": [...], "goods": [...], "complete": bool}``; the
 lists run from the bow end (index 0) to the stern end, one entry per hull part.  Masts and sails hold a crest
-id (``"whale"``, ..., ``"crown"``) or None; goods hold a good or None.
+id (``"whale"``, ..., ``"crown"``) or None; goods hold a good or None.  Positions are hull indices from the bow
+end and ships keep their number all game (NAU-Q06).  Nothing here moves a tile once placed (NAU-076, NAU-103),
+and a hull may be finished over any number of actions (NAU-077).
 """
 
 from __future__ import annotations
@@ -15,21 +17,22 @@ Ship = dict[str, Any]
 
 
 def new_ship(part: str) -> Ship:
-    """NAU-073: a hull part placed on its own starts a new ship."""
+    """NAU-073: a hull part placed on its own starts a new ship (a center too: "from the middle", NAU-A09)."""
     return {"hull": [part], "masts": [None], "sails": [None], "goods": [None], "complete": False}
 
 
 def hull_closed(hull: list[str]) -> bool:
-    """NAU-071/074: a single-vessel hull, or a bow joined to a stern, is a finished hull."""
+    """NAU-071, NAU-074: a single-vessel hull, or a bow joined to a stern, is a finished hull."""
     return hull == ["single"] or (len(hull) >= 2 and hull[0] == "bow" and hull[-1] == "stern")
 
 
 def attach_positions(hull: list[str], part: str) -> list[int]:
     """Where ``part`` may join this hull: 0 (front/bow end) and/or len(hull) (back/stern end).
 
-    NAU-071: nothing joins a single.  NAU-074: nothing joins a closed hull (no insertion).  NAU-072: bow only
-    at the front, stern only at the back, at most 2 centers and 4 parts: the hull after joining must still be
-    completable to at most 4 parts.  NAU-075: parts are only joined at an open end (no gaps)."""
+    NAU-070: the four hull parts.  NAU-071: nothing joins a single.  NAU-074: nothing joins a closed hull (no
+    insertion).  NAU-072: bow only at the front, stern only at the back, at most 2 centers and 4 parts: the hull
+    after joining must still be completable to at most 4 parts.  NAU-073, NAU-075: parts are only joined at an
+    open end (no gaps, no merging of two ships)."""
     if part == "single" or hull_closed(hull):
         return []
     out = []
@@ -48,7 +51,7 @@ def attach_positions(hull: list[str], part: str) -> list[int]:
 
 
 def ship_crest(ship: Ship) -> str | None:
-    """NAU-082/093: the one regular crest shared by all non-crown masts and sails of a ship, if any yet."""
+    """NAU-082, NAU-093, NAU-A10: the one regular crest shared by all non-crown masts and sails of a ship."""
     for crest in ship["masts"]:
         if crest is not None and crest != CROWN:
             return crest
@@ -59,7 +62,8 @@ def ship_crest(ship: Ship) -> str | None:
 
 
 def mast_positions(ship: Ship, crest: str) -> list[int]:
-    """NAU-081/082: a hull part without a mast; a regular mast must match the ship's crest; crowns are wild."""
+    """NAU-081: a hull part without a mast, finished hull or not; NAU-082: a regular mast must match the ship's
+    crest; crown masts are wild."""
     if crest != CROWN:
         own = ship_crest(ship)
         if own is not None and own != crest:
@@ -68,7 +72,8 @@ def mast_positions(ship: Ship, crest: str) -> list[int]:
 
 
 def sail_positions(ship: Ship, crest: str) -> list[int]:
-    """NAU-091/092/093: a mast without a sail; a regular sail matches the ship's crest; crowns are wild."""
+    """NAU-091: a mast without a sail; NAU-092: a regular sail matches the crest, a crown sail goes on any mast;
+    NAU-093: a regular sail on a crown mast if it matches the ship's crest (or the ship has none yet)."""
     if crest != CROWN:
         own = ship_crest(ship)
         if own is not None and own != crest:
@@ -78,7 +83,7 @@ def sail_positions(ship: Ship, crest: str) -> list[int]:
 
 
 def good_positions(ship: Ship) -> list[int]:
-    """NAU-101/102: any hull part without a good, finished ship or not."""
+    """NAU-101: any hull part without a good, finished ship or not; NAU-102: one good per hull part, any mix."""
     return [i for i, g in enumerate(ship["goods"]) if g is None]
 
 
@@ -93,7 +98,9 @@ def is_loaded(ship: Ship) -> bool:
 
 
 def positions(ships: list[Ship], item: str) -> list[tuple[str, int, int]]:
-    """Every shipyard destination for ``item``: ("new_ship", 0, 0) or ("ship", ship index, position)."""
+    """Every shipyard destination for ``item``: ("new_ship", 0, 0) or ("ship", ship index, position).
+
+    NAU-110: hull parts may start a new ship; everything else goes onto an existing one."""
     out: list[tuple[str, int, int]] = []
     if item in ("single", "bow", "center", "stern"):
         out.append(("new_ship", 0, 0))

@@ -1,4 +1,4 @@
-"""Final scoring and the winner (NAU-190..194), and the crown count (NAU-140)."""
+"""Final scoring and the winner (NAU-190 to NAU-194), the stored ``result``, and the crown count (NAU-140)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from service.games.nauticus.data import CROWN, CROWN_MAST, CROWN_SAIL, SHIP_VP, 
 
 
 def crowns(seat: dict[str, Any]) -> int:
-    """NAU-140/153: crown masts and sails owned (warehouse or ships) + pass tiles turned this round."""
+    """NAU-140: crown masts and sails owned (warehouse or ships) + pass tiles turned this round (NAU-153, at
+    most 3 tiles: a 4th pass adds nothing, NAU-154).  Reward crowns count as soon as they are owned (NAU-A18)."""
     wh = seat["warehouse"]
     n = wh.get(CROWN_MAST, 0) + wh.get(CROWN_SAIL, 0) + min(seat["passes"], 3)
     for ship in seat["ships"]:
@@ -19,17 +20,18 @@ def crowns(seat: dict[str, Any]) -> int:
 
 
 def seat_breakdown(seat: dict[str, Any]) -> dict[str, int]:
-    """Every scoring category of the rulebook's final scoring for one player."""
+    """Every scoring category of the rulebook's final scoring for one player (the seat is not changed: the
+    Taler are kept for the tie-break, NAU-193)."""
     delivered = sum(goods_set_vp(n) for n in seat["delivered"].values())  # NAU-190
     ships_vp = 0
     unfinished_parts = 0
     goods_on_ships = 0
     for ship in seat["ships"]:
-        goods_on_ships += len(ship["goods"]) - ship["goods"].count(None)  # NAU-A15
+        goods_on_ships += len(ship["goods"]) - ship["goods"].count(None)  # NAU-A15: any ship's goods
         if ship["complete"] and hulls.is_complete(ship):
             ships_vp += SHIP_VP[len(ship["hull"])]  # NAU-191
         else:
-            unfinished_parts += len(ship["hull"])
+            unfinished_parts += len(ship["hull"])  # NAU-192: parts of unfinished ships only (NAU-A15)
             unfinished_parts += len(ship["masts"]) - ship["masts"].count(None)
             unfinished_parts += len(ship["sails"]) - ship["sails"].count(None)
     wh_tiles = sum(seat["warehouse"].values())
@@ -43,7 +45,7 @@ def seat_breakdown(seat: dict[str, Any]) -> dict[str, int]:
         "remaining_material_vp": material_vp,
         "material_taler": material,
         "taler_total": taler_total,
-        "remainder": taler_total % TALER_PER_VP,  # NAU-A16
+        "remainder": taler_total % TALER_PER_VP,  # NAU-A16: the tie-break's "remaining money"
         "total": seat["vp"] + delivered + ships_vp + material_vp,
     }
 
@@ -79,3 +81,9 @@ def final_result(state: State) -> dict[str, Any]:
         "breakdown": breakdown,
         "tiebreak": tiebreak,
     }
+
+
+def result(state: State) -> dict[str, Any] | None:
+    """The stored result (written by ``GameEnded``), or None while the game runs.  ``GameEngine.result`` hands
+    every caller a fresh copy."""
+    return state["result"]

@@ -1,108 +1,29 @@
-"""What viewers see (NAU-005: everything is open information) and the invariants of a state."""
+"""What viewers see.  Nauticus has no hidden information (NAU-005), so nothing is ever hidden or redacted."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from service.games.base import State, Viewer, clone_state
-from service.games.nauticus import hulls
-from service.games.nauticus.data import (
-    ALL_ITEMS,
-    CROWN,
-    PRICES,
-    SIZE,
-    SPACES,
-    STACKS,
-    TURNTABLE,
-    WAREHOUSE_CAPACITY,
-)
+from service.games.base import Event, State, Viewer, clone_state
+from service.games.nauticus.data import PRICES, SPACES
 from service.games.nauticus.scoring import crowns
+from service.games.nauticus.state import turntable_blue
 
 
 def view(state: State, viewer: Viewer) -> dict[str, Any]:
-    """NAU-005 / clarifications §4: Nauticus has no hidden information, so every viewer sees the whole state,
-    plus the derived numbers a client needs (blue workers and prices per space, crowns per player)."""
+    """NAU-005: every viewer (a seat, a spectator or the organiser) sees the whole state, plus the derived
+    numbers a client needs: blue workers (NAU-040) and prices (NAU-052) per space, crowns per player (NAU-140).
+    The seed is never part of the state, so later layouts cannot be foreseen."""
     out = clone_state(state)
     out["viewer"] = viewer
     anchor = state["turntable_anchor"]
-    out["blue_by_space"] = [TURNTABLE[(sp - anchor) % SPACES] for sp in range(SPACES)]
+    out["blue_by_space"] = [turntable_blue(anchor, sp) for sp in range(SPACES)]
     out["prices_by_space"] = [list(p) for p in PRICES]
     for seat_view, seat in zip(out["seats"], state["seats"], strict=True):
         seat_view["crowns"] = crowns(seat)
     return out
 
 
-def _ship_items(ship: dict[str, Any]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for part in ship["hull"]:
-        counts[part] = counts.get(part, 0) + 1
-    for crest in ship["masts"]:
-        if crest is not None:
-            counts["mast_" + crest] = counts.get("mast_" + crest, 0) + 1
-    for crest in ship["sails"]:
-        if crest is not None:
-            counts["sail_" + crest] = counts.get("sail_" + crest, 0) + 1
-    for good in ship["goods"]:
-        if good is not None:
-            counts[good] = counts.get(good, 0) + 1
-    return counts
-
-
-def _check_ship(ship: dict[str, Any]) -> None:
-    hull = ship["hull"]
-    n = len(hull)
-    assert 1 <= n <= 4, "NAU-072: a hull has 1 to 4 parts"
-    assert len(ship["masts"]) == len(ship["sails"]) == len(ship["goods"]) == n
-    if "single" in hull:
-        assert hull == ["single"], "NAU-071: nothing joins a single-vessel hull"
-    else:
-        assert "bow" not in hull[1:], "NAU-072: a bow only at the front"
-        assert "stern" not in hull[:-1], "NAU-072: a stern only at the back"
-        assert hull.count("center") <= 2, "NAU-072: at most 2 centers"
-    crest = None
-    for i in range(n):
-        m, s = ship["masts"][i], ship["sails"][i]
-        assert s is None or m is not None, "NAU-091: a sail only on a mast"
-        for c in (m, s):
-            if c is not None and c != CROWN:
-                assert crest in (None, c), "NAU-082/093: one crest per ship"
-                crest = c
-    assert ship["complete"] == hulls.is_complete(ship), "NAU-160: completion flag matches the ship"
-
-
-def check_invariants(state: State) -> None:
-    """Components conserved, nothing negative, warehouses within capacity, ships well formed."""
-    totals = dict.fromkeys(ALL_ITEMS, 0)
-    for item, n in state["stacks"].items():
-        assert n >= 0, f"NAU-003: negative stack {item}"
-        totals[item] += n
-    for i, seat in enumerate(state["seats"]):
-        assert seat["taler"] >= 0, f"seat {i}: negative Taler"
-        assert seat["workers"] >= 0, f"seat {i}: negative workers"
-        assert seat["passes"] >= 0
-        used = 0
-        for item, n in seat["warehouse"].items():
-            assert n > 0, f"seat {i}: empty warehouse entry {item}"
-            totals[item] += n
-            used += SIZE[item] * n
-        assert used == seat["wh_used"], f"seat {i}: warehouse space count"
-        assert used <= WAREHOUSE_CAPACITY, f"seat {i}: NAU-113 warehouse over capacity"
-        for good, n in seat["delivered"].items():
-            assert n > 0
-            totals[good] += n
-        for ship in seat["ships"]:
-            _check_ship(ship)
-            for item, n in _ship_items(ship).items():
-                totals[item] += n
-    assert totals == STACKS, f"NAU-002: components not conserved: {totals} != {STACKS}"
-    step = state["step"]
-    assert step in ("choose", "act", "over"), f"transient step {step} left in the state"
-    assert 1 <= state["round"] <= state["rounds"] + 1
-    assert 0 <= state["phase"] <= 7
-    assert sum(state["face_down"]) == state["phase"] or step == "over"
-    if step == "act":
-        assert state["turn"] is not None and state["acting"] is not None
-        act = state["turn"]["main"]
-        assert act["blue"] >= 0
-        if state["turn"]["extra"] is not None:
-            assert state["turn"]["extra"]["blue"] == 0, "NAU-176: no blue workers in the extra action"
+def redact_event(event: Event, viewer: Viewer) -> Event:
+    """NAU-005: nothing is hidden; the layout draw is public once the tiles are laid out."""
+    return event

@@ -1,4 +1,24 @@
-"""The intents a seat may send (small atomic commands, NIN-Q03)."""
+"""The intents a seat may send: small atomic commands (NIN-Q03).
+
+NIN-Q03, intent granularity (our decision; the rulebook names actions, not messages):
+
+* Place sub is ``place_sub {tile, colour}``; if the player could pay for the optional
+  upgrade (NIN-043, NIN-044) the same action continues with ``upgrade_sub {colour}`` or
+  ``decline_upgrade``.  Without $5 or with an empty bag the action ends with the placement.
+* Switch two gems is ``switch_gem_from {tile, colour}`` then ``switch_gem_with {tile, colour}``.
+  The first gem is offered only if some valid second gem exists, so the action can always
+  be completed.
+* Switch area mining order is ``switch_tiles {tile_a, tile_b}`` with ``tile_a < tile_b``:
+  one command per pair.
+* A sale is ``sell {colour, count}`` (one colour at a time, any number of times) and
+  ``hold`` ends the player's sell step keeping the rest; ``hold`` is offered only when the
+  kept gems fit the warehouse (NIN-096, NIN-A02).
+
+NIN-Q04, tile identity: commands name tiles by their fixed id ``0..N-1`` (their setup
+position), never by line position, so a tile keeps its name when the mining order changes.
+
+There is no pass command: a player must take an action (NIN-031).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +26,7 @@ from dataclasses import dataclass
 
 from service.games.base import Command
 
-# --- Action phase (NIN-030..082) ---------------------------------------------------------------
+# --- Action phase (rulebook "The Action Phase", NIN-030) -----------------------------------------
 
 
 @dataclass(frozen=True)
@@ -42,7 +62,8 @@ class UpgradeWarehouse(Command):
 
 @dataclass(frozen=True)
 class SwitchGemFrom(Command):
-    """Switch two gems, first half (NIN-060): take the ``colour`` gem of tile ``tile``."""
+    """Switch two gems, first half (NIN-060): take the ``colour`` gem of tile ``tile``.
+    The rulebook's "Switch Two Cubes": cube and gem are the same piece (NIN-A01)."""
 
     type = "switch_gem_from"
     tile: int
@@ -76,7 +97,7 @@ class BuyStock(Command):
     shares: int
 
 
-# --- Market phase, step 2 (NIN-095..096) -------------------------------------------------------
+# --- Market phase, step 2 (NIN-095, NIN-096) -----------------------------------------------------
 
 
 @dataclass(frozen=True)

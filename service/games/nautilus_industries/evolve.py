@@ -10,11 +10,12 @@ State layout (plain JSON data)::
     line         tile ids in line order, position 0 next to the market chart (NIN-012, NIN-I02)
     tiles        per tile id: {"gems": {colour: n}, "subs": {colour: seat|None},
                                "upgrades": {colour: colour|None}, "moved": bool}
+                 (one spot per colour, NIN-003; "moved" is the mark of NIN-071)
     bag          {colour: n} gems in the bag
     markers      True once the 10 marker gems are out of the bag (NIN-013, NIN-017)
     commodity    {colour: value 1..10}
     stock        {colour: space 0..24}
-    certs        {company: [owner seat or None for shares 1..6]}
+    certs        {company: [owner seat or None for shares 1..6]} (NIN-004)
     players      per seat: {"money", "capacity", "subs" (unused subs), "gems": {colour: n}}
     actions_done actions taken (or forfeited) in this action phase, 0..3N (NIN-030)
     pending      the half-done action of the seat to act, or None:
@@ -23,6 +24,8 @@ State layout (plain JSON data)::
                  "seller": seat|None, "sold": {colour: n}} (the sold pool, NIN-095)
     locked       True once the game end has locked both tracks (NIN-121)
     result       None, or the final result once the game is over
+
+There is no bank: its money is unlimited (NIN-006), so only the players' money is kept.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ def _game_started(state: State | None, d: dict[str, Any]) -> State:
         "phase": "setup",
         "first": 0,
         "line": list(range(n)),
-        "tiles": [
+        "tiles": [  # NIN-012: one zone tile per player; NIN-003: one spot per colour
             {
                 "gems": _zeros(),
                 "subs": dict.fromkeys(D.COLOURS),
@@ -59,8 +62,8 @@ def _game_started(state: State | None, d: dict[str, Any]) -> State:
         "markers": False,
         "commodity": dict.fromkeys(D.COLOURS, 0),
         "stock": dict.fromkeys(D.COLOURS, D.STOCK_START),
-        "certs": {c: [None] * len(D.SHARES) for c in D.COLOURS},
-        "players": [
+        "certs": {c: [None] * len(D.SHARES) for c in D.COLOURS},  # NIN-018: all for sale
+        "players": [  # NIN-010
             {
                 "money": D.START_MONEY,
                 "capacity": D.START_CAPACITY,
@@ -205,7 +208,9 @@ def _sub_collected(state: State, d: dict[str, Any]) -> State:
     if up is not None:
         tile["gems"][up] -= d["upgrade_gems"]
         player["gems"][up] += d["upgrade_gems"]
-        state["bag"][up] += 1  # NIN-093: the upgrade marker goes back to the bag
+        # NIN-093, NIN-A03: the upgrade marker goes back to the bag right after this visit
+        # (the collected upgrade gem came from the tile, not from the marker).
+        state["bag"][up] += 1
         tile["upgrades"][c] = None  # NIN-045
     tile["subs"][c] = None
     player["subs"] += 1  # NIN-094
@@ -222,7 +227,7 @@ def _sell_turn_started(state: State, d: dict[str, Any]) -> State:
 def _gems_sold(state: State, d: dict[str, Any]) -> State:
     player = state["players"][d["seat"]]
     player["gems"][d["colour"]] -= d["count"]
-    player["money"] += d["money"]
+    player["money"] += d["money"]  # the bank pays at once (NIN-095; unlimited, NIN-006)
     state["market"]["sold"][d["colour"]] += d["count"]
     return state
 

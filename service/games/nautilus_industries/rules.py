@@ -1,17 +1,20 @@
-"""What a seat may do (``legal``) and what happens when it does (``decide``).
+"""What happens when a seat acts (``decide``) and the automatic steps that follow.
 
-``legal`` and ``decide`` share the predicates below, so that ``decide`` accepts
-exactly the commands ``legal`` lists.  Command objects are immutable and are
-cached, so building a legal list allocates next to nothing (speed).
+``decide`` accepts exactly the commands ``legal.legal`` lists (it checks them with the same
+predicates) and refuses everything else with a :mod:`refusals` text.  It returns every event
+the command causes, including the automatic steps (forfeited actions, the market phase's
+collection and adjustment, upkeep draws, the game end), so that afterwards the game is over
+or the seat to act has a legal command.  Round structure (NIN-020): action phase, market
+phase, upkeep phase; rounds go on until the game-end trigger (NIN-021).
 """
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
-from service.games.base import Command, Event, RuleViolation, State, clone_state
+from service.games.base import Command, Event, State, clone_state
 from service.games.nautilus_industries import data as D
+from service.games.nautilus_industries import refusals as R
 from service.games.nautilus_industries.commands import (
     BuyStock,
     DeclineUpgrade,
@@ -25,218 +28,11 @@ from service.games.nautilus_industries.commands import (
     UpgradeWarehouse,
 )
 from service.games.nautilus_industries.evolve import evolve
+from service.games.nautilus_industries.legal import actor, can_switch_from, has_action, held, is_colour, is_int
 from service.games.nautilus_industries.scoring import final_result
 from service.games.rng import Rng
 
 COLOURS = D.COLOURS
-_DECLINE = DeclineUpgrade()
-_UPGRADE_WAREHOUSE = UpgradeWarehouse()
-_HOLD = Hold()
-
-
-@cache
-def _place_sub(tile: int, colour: str) -> PlaceSub:
-    return PlaceSub(tile, colour)
-
-
-@cache
-def _upgrade_sub(colour: str) -> UpgradeSub:
-    return UpgradeSub(colour)
-
-
-@cache
-def _switch_from(tile: int, colour: str) -> SwitchGemFrom:
-    return SwitchGemFrom(tile, colour)
-
-
-@cache
-def _switch_with(tile: int, colour: str) -> SwitchGemWith:
-    return SwitchGemWith(tile, colour)
-
-
-@cache
-def _switch_tiles(a: int, b: int) -> SwitchTiles:
-    return SwitchTiles(a, b)
-
-
-@cache
-def _buy(company: str, shares: int) -> BuyStock:
-    return BuyStock(company, shares)
-
-
-@cache
-def _sell(colour: str, count: int) -> Sell:
-    return Sell(colour, count)
-
-
-# --- who acts -----------------------------------------------------------------------------------
-
-
-def actor(state: State) -> int | None:
-    """The seat to act now, or None (automatic step or game over)."""
-    phase = state["phase"]
-    if phase == "action":
-        n = state["n"]
-        done = state["actions_done"]
-        if done >= D.ACTIONS_PER_PLAYER * n:
-            return None
-        return (state["first"] + done) % n  # NIN-030: 3 laps in turn order
-    if phase == "market":
-        return state["market"]["seller"]
-    return None
-
-
-def to_act(state: State) -> list[int]:
-    seat = actor(state)
-    return [] if seat is None else [seat]
-
-
-# --- shared predicates ---------------------------------------------------------------------------
-
-
-def _is_int(x: Any) -> bool:
-    return type(x) is int
-
-
-def _is_colour(x: Any) -> bool:
-    return type(x) is str and x in D.COLOUR_SET
-
-
-def _held(player: dict[str, Any]) -> int:
-    g = player["gems"]
-    return g["Y"] + g["B"] + g["K"] + g["O"] + g["G"]
-
-
-def _switch_partners(state: State) -> tuple[list[tuple[int, str]], dict[int, int], dict[str, int]]:
-    """Non-empty colour spots and, per tile / per colour, how many there are.  A spot
-    (t, c) can start a gem switch iff some non-empty spot has another tile and another
-    colour (NIN-060, NIN-061): E - rows[t] - cols[c] + 1 > 0."""
-    spots: list[tuple[int, str]] = []
-    rows: dict[int, int] = {}
-    cols = dict.fromkeys(COLOURS, 0)
-    for t, tile in enumerate(state["tiles"]):
-        r = 0
-        for c, k in tile["gems"].items():
-            if k:
-                spots.append((t, c))
-                r += 1
-                cols[c] += 1
-        rows[t] = r
-    return spots, rows, cols
-
-
-def _can_switch_from(state: State, tile: int, colour: str) -> bool:
-    spots, rows, cols = _switch_partners(state)
-    if not state["tiles"][tile]["gems"][colour]:
-        return False
-    return len(spots) - rows[tile] - cols[colour] + 1 > 0
-
-
-def _cheapest_available(state: State) -> int | None:
-    best = None
-    for company in COLOURS:
-        owners = state["certs"][company]
-        for i, owner in enumerate(owners):
-            if owner is None:
-                price = D.CERT_PRICE[company][i + 1]
-                if best is None or price < best:
-                    best = price
-                break  # prices rise with shares (NIN-D02)
-    return best
-
-
-def has_action(state: State, seat: int) -> bool:
-    """Whether ``seat`` has any action it may take (otherwise NIN-033 forfeits it)."""
-    player = state["players"][seat]
-    if player["capacity"] < D.MAX_CAPACITY:
-        return True
-    tiles = state["tiles"]
-    if player["subs"] and any(s is None for tile in tiles for s in tile["subs"].values()):
-        return True
-    if sum(1 for tile in tiles if not tile["moved"]) >= 2:
-        return True
-    cheapest = _cheapest_available(state)
-    if cheapest is not None and cheapest <= player["money"]:
-        return True
-    spots, rows, cols = _switch_partners(state)
-    e = len(spots)
-    return any(e - rows[t] - cols[c] + 1 > 0 for t, c in spots)
-
-
-# --- legal ---------------------------------------------------------------------------------------
-
-
-def legal(state: State, seat: int) -> list[Command]:
-    if seat != actor(state):
-        return []
-    if state["phase"] == "market":
-        return _legal_sell(state, seat)
-    pending = state["pending"]
-    if pending is not None:
-        if pending["kind"] == "upgrade":
-            bag = state["bag"]
-            out: list[Command] = [_upgrade_sub(c) for c in COLOURS if bag[c]]
-            out.append(_DECLINE)
-            return out
-        return _legal_switch_with(state, pending["tile"], pending["colour"])
-    return _legal_actions(state, seat)
-
-
-def _legal_actions(state: State, seat: int) -> list[Command]:
-    player = state["players"][seat]
-    tiles = state["tiles"]
-    out: list[Command] = []
-    # Place sub (NIN-040, NIN-041, NIN-042)
-    if player["subs"]:
-        for t, tile in enumerate(tiles):
-            for c, s in tile["subs"].items():
-                if s is None:
-                    out.append(_place_sub(t, c))
-    # Upgrade warehouse capacity (NIN-050)
-    if player["capacity"] < D.MAX_CAPACITY:
-        out.append(_UPGRADE_WAREHOUSE)
-    # Switch two gems, first gem (NIN-060, NIN-061, NIN-Q03)
-    spots, rows, cols = _switch_partners(state)
-    e = len(spots)
-    for t, c in spots:
-        if e - rows[t] - cols[c] + 1 > 0:
-            out.append(_switch_from(t, c))
-    # Switch area mining order (NIN-070, NIN-071)
-    free = [t for t, tile in enumerate(tiles) if not tile["moved"]]
-    for i, a in enumerate(free):
-        for b in free[i + 1 :]:
-            out.append(_switch_tiles(a, b))
-    # Purchase company stock (NIN-080, NIN-081)
-    money = player["money"]
-    for company in COLOURS:
-        prices = D.CERT_PRICE[company]
-        for i, owner in enumerate(state["certs"][company]):
-            if owner is None and prices[i + 1] <= money:
-                out.append(_buy(company, i + 1))
-    return out
-
-
-def _legal_switch_with(state: State, from_tile: int, from_colour: str) -> list[Command]:
-    out: list[Command] = []
-    for t, tile in enumerate(state["tiles"]):
-        if t == from_tile:
-            continue
-        for c, k in tile["gems"].items():
-            if k and c != from_colour:
-                out.append(_switch_with(t, c))
-    return out
-
-
-def _legal_sell(state: State, seat: int) -> list[Command]:
-    player = state["players"][seat]
-    out: list[Command] = []
-    for c, k in player["gems"].items():
-        for count in range(1, k + 1):
-            out.append(_sell(c, count))
-    if _held(player) <= player["capacity"]:  # NIN-096, NIN-A02
-        out.append(_HOLD)
-    return out
-
 
 # --- decide --------------------------------------------------------------------------------------
 
@@ -258,16 +54,19 @@ class _Journal:
 
 
 def decide(state: State, seat: int, command: Command, rng: Rng) -> list[Event]:
+    """Every event ``command`` of ``seat`` causes, automatic steps included; refuses with
+    :class:`~service.games.base.RuleViolation` (a :mod:`refusals` text) what ``legal`` does not list."""
     phase = state["phase"]
     if phase == "over":
-        raise RuleViolation("game_over", "The game is over (NIN-120); no more intents are accepted.")
-    if not _is_int(seat) or not 0 <= seat < state["n"]:
-        raise RuleViolation("no_such_seat", f"There is no seat {seat!r} in this game.")
+        raise R.game_over()
+    if not is_int(seat) or not 0 <= seat < state["n"]:
+        raise R.no_such_seat(seat)
     handler = _HANDLERS.get(type(command))
     if handler is None:
-        raise RuleViolation("unknown_command", f"{type(command).__name__} is not an intent of Nautilus Industries.")
+        raise R.unknown_command(type(command).__name__)
     if seat != actor(state):
-        raise RuleViolation("not_your_turn", _whose_turn(state))
+        # NIN-030: actions one at a time in turn order; NIN-095 / NIN-A10: sell steps likewise.
+        raise R.not_your_sell_step(actor(state)) if phase == "market" else R.not_your_action(actor(state))
     primary = handler(state, seat, command)
     events = _without_follow_ups(state, seat, primary)
     if events is not None:
@@ -309,8 +108,8 @@ def _without_follow_ups(state: State, seat: int, primary: Primary) -> list[Event
                 return events
         return None
     if type_ == "GemsSold":
-        held = _held(state["players"][seat])
-        return events if held > data["count"] else None  # the seller goes on selling
+        before = held(state["players"][seat])
+        return events if before > data["count"] else None  # the seller goes on selling
     if type_ == "GemsHeld":
         # Other players' gems do not change when one holds: the next seller can be found now.
         m = state["market"]
@@ -318,7 +117,7 @@ def _without_follow_ups(state: State, seat: int, primary: Primary) -> list[Event
         players = state["players"]
         for k in range(m["next_index"], n):
             other = (state["first"] + k) % n
-            if _held(players[other]):
+            if held(players[other]):
                 tile = state["line"][m["position"]]
                 events.append(Event("SellTurnStarted", {"seat": other, "index": k, "tile": tile}))
                 return events
@@ -326,60 +125,60 @@ def _without_follow_ups(state: State, seat: int, primary: Primary) -> list[Event
     return None
 
 
-def _whose_turn(state: State) -> str:
-    seat = actor(state)
-    if state["phase"] == "market":
-        return f"It is seat {seat}'s sell step at this tile (NIN-095: players sell in turn order)."
-    return f"It is seat {seat}'s action (NIN-030: actions are taken one at a time in turn order)."
+# --- checks shared by the handlers ---------------------------------------------------------------
 
 
-def _need_phase(state: State, phase: str, what: str) -> None:
+def _need_phase(state: State, phase: str, what: str, rule: str) -> None:
+    """``what`` (a gerund phrase for the message) needs ``phase``; ``rule`` is the rule that says so."""
     if state["phase"] != phase:
-        where = "action" if phase == "action" else "market"
-        raise RuleViolation(
-            "wrong_phase", f"{what} is only possible in the {where} phase; it is the {state['phase']} phase."
-        )
+        raise R.wrong_phase(what, phase, state["phase"], rule)
 
 
 def _need_no_pending(state: State) -> None:
+    """An action started with a two-step intent (NIN-Q03) is finished before another starts."""
     pending = state["pending"]
     if pending is not None:
-        what = (
-            "choose the sub's upgrade or decline it"
-            if pending["kind"] == "upgrade"
-            else ("choose the second gem of the switch")
-        )
-        raise RuleViolation("action_in_progress", f"Finish the action you started first: {what}.")
+        raise R.upgrade_pending() if pending["kind"] == "upgrade" else R.switch_pending()
+
+
+def _need_pending(state: State, kind: str, what: str) -> dict[str, Any]:
+    """The half-done action ``kind`` ("upgrade" or "switch") the command completes."""
+    _need_phase(state, "action", what, "NIN-030")
+    pending = state["pending"]
+    if pending is None or pending["kind"] != kind:
+        raise R.no_sub_to_upgrade() if kind == "upgrade" else R.no_first_gem()
+    return pending
 
 
 def _check_tile(state: State, tile: Any, name: str = "tile") -> None:
-    if not _is_int(tile) or not 0 <= tile < state["n"]:
-        raise RuleViolation(
-            "no_such_tile", f"{name} {tile!r} is not a mining zone tile (ids 0..{state['n'] - 1}, NIN-012)."
-        )
+    """A tile id of this game (NIN-012: one tile per player; NIN-Q04: named by id)."""
+    if not is_int(tile) or not 0 <= tile < state["n"]:
+        raise R.no_such_tile(name, tile, state["n"])
 
 
 def _check_colour(colour: Any, what: str = "colour") -> None:
-    if not _is_colour(colour):
-        raise RuleViolation("no_such_colour", f"{what} {colour!r} is not one of Y, B, K, O, G.")
+    if not is_colour(colour):
+        raise R.no_such_colour(what, colour)
 
 
 Primary = list[tuple[str, dict[str, Any]]]
 
 
+# --- the action phase ----------------------------------------------------------------------------
+
+
 def _do_place_sub(state: State, seat: int, cmd: PlaceSub) -> Primary:
-    _need_phase(state, "action", "Placing a sub")
+    """Place sub (NIN-040, NIN-041, NIN-042)."""
+    _need_phase(state, "action", "Placing a sub", "NIN-030")
     _need_no_pending(state)
     _check_tile(state, cmd.tile)
     _check_colour(cmd.colour)
     player = state["players"][seat]
     if not player["subs"]:
-        raise RuleViolation("no_free_sub", "All 3 of your subs are already placed this round (NIN-040).")
+        raise R.no_free_sub()
     if state["tiles"][cmd.tile]["subs"][cmd.colour] is not None:
-        raise RuleViolation(
-            "spot_taken", "That colour spot already holds a sub; each spot holds at most one (NIN-041)."
-        )
-    # NIN-043/044: the optional upgrade is offered if it could be paid for and a gem exists.
+        raise R.spot_taken()
+    # NIN-043, NIN-044: the optional upgrade is offered if it could be paid for and a gem exists.
     offered = player["money"] >= D.UPGRADE_COST and any(state["bag"].values())
     return [
         (
@@ -389,27 +188,14 @@ def _do_place_sub(state: State, seat: int, cmd: PlaceSub) -> Primary:
     ]
 
 
-def _need_pending(state: State, kind: str) -> dict[str, Any]:
-    _need_phase(state, "action", "This")
-    pending = state["pending"]
-    if pending is None or pending["kind"] != kind:
-        if kind == "upgrade":
-            msg = "There is no sub just placed to upgrade; the upgrade is part of placing a sub (NIN-043)."
-        else:
-            msg = "Choose the first gem of the switch with switch_gem_from first (NIN-060)."
-        raise RuleViolation("no_action_in_progress", msg)
-    return pending
-
-
 def _do_upgrade_sub(state: State, seat: int, cmd: UpgradeSub) -> Primary:
-    pending = _need_pending(state, "upgrade")
+    """The optional upgrade of the sub just placed (NIN-043, NIN-044)."""
+    pending = _need_pending(state, "upgrade", "Upgrading a sub")
     _check_colour(cmd.colour, "upgrade colour")
     if state["players"][seat]["money"] < D.UPGRADE_COST:
-        raise RuleViolation("insufficient_funds", "A sub upgrade costs $5 (NIN-043).")
+        raise R.cannot_afford_upgrade()
     if not state["bag"][cmd.colour]:
-        raise RuleViolation(
-            "colour_not_in_bag", "There is no gem of that colour left in the bag for the upgrade (NIN-044)."
-        )
+        raise R.colour_not_in_bag()
     return [
         (
             "SubUpgraded",
@@ -425,44 +211,45 @@ def _do_upgrade_sub(state: State, seat: int, cmd: UpgradeSub) -> Primary:
 
 
 def _do_decline_upgrade(state: State, seat: int, cmd: DeclineUpgrade) -> Primary:
-    pending = _need_pending(state, "upgrade")
+    """No upgrade: the upgrade is optional (NIN-043)."""
+    pending = _need_pending(state, "upgrade", "Declining an upgrade")
     return [("UpgradeDeclined", {"seat": seat, "tile": pending["tile"], "colour": pending["colour"]})]
 
 
 def _do_upgrade_warehouse(state: State, seat: int, cmd: UpgradeWarehouse) -> Primary:
-    _need_phase(state, "action", "Upgrading the warehouse")
+    """Upgrade warehouse capacity (NIN-050)."""
+    _need_phase(state, "action", "Upgrading the warehouse", "NIN-030")
     _need_no_pending(state)
     cap = state["players"][seat]["capacity"]
     if cap >= D.MAX_CAPACITY:
-        raise RuleViolation("capacity_at_maximum", "Your warehouse capacity is already 6, the maximum (NIN-050).")
+        raise R.capacity_at_maximum()
     return [("WarehouseUpgraded", {"seat": seat, "capacity": cap + 1})]
 
 
 def _do_switch_gem_from(state: State, seat: int, cmd: SwitchGemFrom) -> Primary:
-    _need_phase(state, "action", "Switching gems")
+    """Switch two gems, the first gem (NIN-060, NIN-061, NIN-Q03)."""
+    _need_phase(state, "action", "Switching gems", "NIN-030")
     _need_no_pending(state)
     _check_tile(state, cmd.tile)
     _check_colour(cmd.colour)
     if not state["tiles"][cmd.tile]["gems"][cmd.colour]:
-        raise RuleViolation("no_such_gem", "That tile has no gem of that colour to switch (NIN-060).")
-    if not _can_switch_from(state, cmd.tile, cmd.colour):
-        raise RuleViolation(
-            "no_gem_to_switch_with",
-            "No other tile has a gem of another colour to switch it with (NIN-060, NIN-061).",
-        )
+        raise R.no_such_gem()
+    if not can_switch_from(state, cmd.tile, cmd.colour):
+        raise R.no_gem_to_switch_with()
     return [("GemChosen", {"seat": seat, "tile": cmd.tile, "colour": cmd.colour})]
 
 
 def _do_switch_gem_with(state: State, seat: int, cmd: SwitchGemWith) -> Primary:
-    pending = _need_pending(state, "switch")
+    """Switch two gems, the second gem: another tile (NIN-060), another colour (NIN-061, NIN-A05)."""
+    pending = _need_pending(state, "switch", "Choosing the second gem")
     _check_tile(state, cmd.tile)
     _check_colour(cmd.colour)
     if cmd.tile == pending["tile"]:
-        raise RuleViolation("same_tile", "The second gem must come from a different tile (NIN-060).")
+        raise R.second_gem_same_tile()
     if cmd.colour == pending["colour"]:
-        raise RuleViolation("same_colour", "Switching two gems of the same colour changes nothing (NIN-061, NIN-A05).")
+        raise R.same_colour()
     if not state["tiles"][cmd.tile]["gems"][cmd.colour]:
-        raise RuleViolation("no_such_gem", "That tile has no gem of that colour to switch (NIN-060).")
+        raise R.no_such_gem()
     return [
         (
             "GemsSwitched",
@@ -478,20 +265,20 @@ def _do_switch_gem_with(state: State, seat: int, cmd: SwitchGemWith) -> Primary:
 
 
 def _do_switch_tiles(state: State, seat: int, cmd: SwitchTiles) -> Primary:
-    _need_phase(state, "action", "Switching the mining order")
+    """Switch area mining order (NIN-070, NIN-071).  Only the line changes: gems and subs stay
+    on their tiles, so they move with them (NIN-A11)."""
+    _need_phase(state, "action", "Switching the mining order", "NIN-030")
     _need_no_pending(state)
     _check_tile(state, cmd.tile_a, "tile_a")
     _check_tile(state, cmd.tile_b, "tile_b")
     a, b = cmd.tile_a, cmd.tile_b
     if a == b:
-        raise RuleViolation("same_tile", "Switching the mining order needs two different tiles (NIN-070).")
+        raise R.switch_same_tile()
     if a > b:
-        raise RuleViolation(
-            "tiles_not_ordered", "Name the pair with tile_a < tile_b (each pair has one intent, NIN-Q03)."
-        )
+        raise R.tiles_not_ordered()
     tiles = state["tiles"]
     if tiles[a]["moved"] or tiles[b]["moved"]:
-        raise RuleViolation("tile_already_moved", "A tile may be moved only once per action phase (NIN-071, NIN-A12).")
+        raise R.tile_already_moved()
     line = list(state["line"])
     ia, ib = line.index(a), line.index(b)
     line[ia], line[ib] = b, a
@@ -499,27 +286,32 @@ def _do_switch_tiles(state: State, seat: int, cmd: SwitchTiles) -> Primary:
 
 
 def _do_buy_stock(state: State, seat: int, cmd: BuyStock) -> Primary:
-    _need_phase(state, "action", "Buying stock")
+    """Purchase company stock (NIN-080, NIN-081) at the price of NIN-D02."""
+    _need_phase(state, "action", "Buying stock", "NIN-030")
     _need_no_pending(state)
     _check_colour(cmd.company, "company")
-    if not _is_int(cmd.shares) or cmd.shares not in D.SHARES:
-        raise RuleViolation("no_such_certificate", f"Certificates have 1..6 shares, not {cmd.shares!r} (NIN-004).")
+    if not is_int(cmd.shares) or cmd.shares not in D.SHARES:
+        raise R.no_such_certificate(cmd.shares)
     if state["certs"][cmd.company][cmd.shares - 1] is not None:
-        raise RuleViolation("certificate_sold", "That certificate has already been bought (NIN-080).")
+        raise R.certificate_sold()
     price = D.CERT_PRICE[cmd.company][cmd.shares]
     if state["players"][seat]["money"] < price:
-        raise RuleViolation("insufficient_funds", f"That certificate costs ${price}; you cannot afford it (NIN-081).")
+        raise R.cannot_afford_certificate(price)
     return [("StockPurchased", {"seat": seat, "company": cmd.company, "shares": cmd.shares, "price": price})]
 
 
+# --- the market phase, step 2 --------------------------------------------------------------------
+
+
 def _do_sell(state: State, seat: int, cmd: Sell) -> Primary:
-    _need_phase(state, "market", "Selling gems (NIN-099)")
+    """Sell gems of one colour at its current value; the bank pays at once (NIN-095)."""
+    _need_phase(state, "market", "Selling gems", "NIN-099")
     _check_colour(cmd.colour)
-    if not _is_int(cmd.count) or cmd.count < 1:
-        raise RuleViolation("invalid_count", "Sell at least 1 gem.")
-    held = state["players"][seat]["gems"][cmd.colour]
-    if cmd.count > held:
-        raise RuleViolation("not_enough_gems", f"You hold only {held} gem(s) of that colour (NIN-095).")
+    if not is_int(cmd.count) or cmd.count < 1:
+        raise R.invalid_count()
+    have = state["players"][seat]["gems"][cmd.colour]
+    if cmd.count > have:
+        raise R.not_enough_gems(have)
     price = state["commodity"][cmd.colour]
     return [
         (
@@ -536,14 +328,12 @@ def _do_sell(state: State, seat: int, cmd: Sell) -> Primary:
 
 
 def _do_hold(state: State, seat: int, cmd: Hold) -> Primary:
-    _need_phase(state, "market", "Holding gems")
+    """End the sell step keeping the rest, which must fit the warehouse (NIN-096, NIN-A02)."""
+    _need_phase(state, "market", "Holding gems", "NIN-095")
     player = state["players"][seat]
-    held = _held(player)
-    if held > player["capacity"]:
-        raise RuleViolation(
-            "over_capacity",
-            f"You hold {held} gems but your warehouse keeps {player['capacity']}: sell the excess (NIN-096).",
-        )
+    have = held(player)
+    if have > player["capacity"]:
+        raise R.over_capacity(have, player["capacity"])
     return [("GemsHeld", {"seat": seat, "gems": dict(player["gems"])})]
 
 
@@ -565,7 +355,8 @@ _HANDLERS: dict[type, Any] = {
 
 
 def _advance(j: _Journal, rng: Rng) -> None:
-    """Emit every automatic step until a seat must decide or the game is over."""
+    """Emit every automatic step until a seat must decide or the game is over.  The phases
+    follow each other as the rulebook's "Phases of the Game" says (NIN-020)."""
     s = j.state
     while True:
         phase = s["phase"]
@@ -575,7 +366,7 @@ def _advance(j: _Journal, rng: Rng) -> None:
             n = s["n"]
             if s["actions_done"] >= D.ACTIONS_PER_PLAYER * n:
                 j.emit("MarketPhaseStarted", {"round": s["round"]})
-                _start_tile(j, 0)
+                _start_tile(j, 0)  # NIN-090: from the tile next to the market chart
                 continue
             seat = (s["first"] + s["actions_done"]) % n
             if has_action(s, seat):
@@ -593,7 +384,11 @@ def _advance(j: _Journal, rng: Rng) -> None:
 
 
 def _start_tile(j: _Journal, position: int) -> None:
-    """Step 1, collect (NIN-090..094)."""
+    """Resolve the tile at line ``position`` (NIN-090: one tile at a time, fully), step 1,
+    collect: visit the spots gold first then clockwise (NIN-091, NIN-D05); each sub takes up
+    to 2 gems of its colour (NIN-091) and, if upgraded, 1 gem of its upgrade colour when the
+    tile has one, even before that colour's own spot is visited (NIN-092); then the sub goes
+    home with its gems (NIN-094, applied by ``evolve``)."""
     s = j.state
     tile_id = s["line"][position]
     j.emit("TileResolutionStarted", {"tile": tile_id, "position": position})
@@ -622,18 +417,23 @@ def _market_step(j: _Journal) -> bool:
     m = s["market"]
     players = s["players"]
     seller = m["seller"]
-    if seller is not None and _held(players[seller]):
+    if seller is not None and held(players[seller]):
         return True
-    # Step 2: the next player in turn order who holds gems sells or holds (NIN-095, NIN-Q02).
+    # Step 2: the next player in turn order from the first player (NIN-095, NIN-A10) who
+    # holds gems sells or holds.  NIN-Q02 (our decision): a player holding no gems has
+    # nothing to decide, so their sell step passes without an intent; likewise a sell step
+    # ends by itself once the player has sold every gem they held.
     n = s["n"]
     k = m["next_index"]
     while k < n:
         seat = (s["first"] + k) % n
-        if _held(players[seat]):
+        if held(players[seat]):
             j.emit("SellTurnStarted", {"seat": seat, "index": k, "tile": s["line"][m["position"]]})
             return True
         k += 1
     # Step 3: adjust every colour (NIN-097), then the sold gems go back to the bag (NIN-098).
+    # NIN-Q06 (our decision): colours in canonical order Y, B, K, O, G.  Each colour is
+    # independent, so the order changes no value; it only fixes the event order.
     tile_id = s["line"][m["position"]]
     triggered = []
     sold = dict(m["sold"])
@@ -643,12 +443,14 @@ def _market_step(j: _Journal) -> bool:
         st = s["stock"][c]
         if count:
             com_after = max(D.COMMODITY_MIN, com - count)
+            # NIN-A09: the start row sets the reduction; NIN-A07: never a move below 0;
+            # NIN-A08: capped at the last space.
             st_after = min(D.STOCK_END, st + max(0, count - D.stock_row_reduction(st)))
         else:
             com_after = min(D.COMMODITY_MAX, com + 1)
             st_after = st
         if st_after >= D.STOCK_END:
-            triggered.append(c)
+            triggered.append(c)  # NIN-120 (several colours may get there at once, NIN-A08)
         j.emit(
             "MarketAdjusted",
             {
@@ -663,7 +465,7 @@ def _market_step(j: _Journal) -> bool:
         )
     j.emit("SoldGemsReturned", {"gems": sold})
     if triggered:
-        _end_game(j, triggered)
+        _end_game(j, triggered)  # NIN-121: only after every colour of this tile was adjusted
         return True
     if m["position"] + 1 < n:
         _start_tile(j, m["position"] + 1)
@@ -673,11 +475,16 @@ def _market_step(j: _Journal) -> bool:
 
 
 def _end_game(j: _Journal, colours: list[str]) -> None:
-    """NIN-120..126: lock the tracks, collect on the remaining tiles, sell everything, score."""
+    """The game end (NIN-120): lock both tracks (NIN-121), collect on the remaining tiles with
+    no sell step and no adjustment (NIN-122; nothing is left at the last tile, NIN-126), sell
+    every gem held at the locked values (NIN-123), score (NIN-124, NIN-125).
+
+    NIN-Q05 (our decision): the collection and the final sale are automatic events, since
+    nobody has a choice left once the tracks lock."""
     s = j.state
     position = s["market"]["position"]
     j.emit("GameEndTriggered", {"tile": s["line"][position], "colours": colours})
-    for p in range(position + 1, s["n"]):  # NIN-122 (empty at the last tile, NIN-126)
+    for p in range(position + 1, s["n"]):  # NIN-122, NIN-126
         _start_tile(j, p)
     n = s["n"]
     for k in range(n):  # NIN-123, in turn order
@@ -690,7 +497,11 @@ def _end_game(j: _Journal, colours: list[str]) -> None:
 
 
 def _upkeep(j: _Journal, rng: Rng) -> None:
-    """NIN-110..113: refill the tiles in line order, clear moved marks, pass the marker."""
+    """The upkeep phase: 5 random gems for each tile, in line order from the market chart
+    (NIN-110, NIN-A13); the moved marks are cleared (NIN-112, applied by ``evolve`` on
+    ``RoundStarted``) and the first-player marker passes one seat clockwise (NIN-113), so the
+    new first player leads both the next action phase and the next sell order (NIN-A14).
+    Then the next round begins: rounds go on until the game end (NIN-021)."""
     s = j.state
     bag = s["bag"]
     pool = [c for c in COLOURS for _ in range(bag[c])]

@@ -1,4 +1,8 @@
-"""Game end and final scoring (NIN-123..126)."""
+"""Final scoring (rulebook "Game End"; NIN-124, NIN-125) and the stored result.
+
+``final_result`` is computed once, by ``rules`` after the final sale (NIN-123), and stored
+in the ``GameEnded`` event; ``result`` returns that stored value.
+"""
 
 from __future__ import annotations
 
@@ -45,3 +49,8 @@ def final_result(state: State) -> dict[str, Any]:
         # NIN-125: the rulebook has no tie-break; equal scores share the rank (and the win).
         "tiebreak": "none: a tie is a shared victory (NIN-125)" if shared else None,
     }
+
+
+def result(state: State) -> dict[str, Any] | None:
+    """The stored result: None while the game runs (the engine template copies it)."""
+    return state["result"]

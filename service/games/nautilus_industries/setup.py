@@ -1,11 +1,17 @@
-"""Setup (NIN-010..018)."""
+"""The opening events (rulebook "Setup"; NIN-010 to NIN-018).
+
+The state these events build (``evolve``) gives each player 3 subs, capacity 1 and $0
+(NIN-010), lays out one zone tile per player in a line (NIN-012) and leaves all 30
+certificates for sale (NIN-018); the events below carry the random and derived parts.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from service.games.base import Event, RuleViolation
+from service.games.base import Event
 from service.games.nautilus_industries import data as D
+from service.games.nautilus_industries import refusals as R
 from service.games.rng import Rng
 
 
@@ -22,22 +28,25 @@ def commodity_values(counts: dict[str, int]) -> dict[str, int]:
 
 
 def setup(players: int, options: dict[str, Any] | None, rng: Rng) -> list[Event]:
+    """The opening events; refuses a player count outside NIN-001 and any option."""
     if type(players) is not int or not D.MIN_PLAYERS <= players <= D.MAX_PLAYERS:
-        raise RuleViolation(
-            "invalid_player_count", f"Nautilus Industries is for 2–6 players, not {players!r} (NIN-001)."
-        )
+        raise R.invalid_player_count(players)
     if options:
-        raise RuleViolation("invalid_options", "Nautilus Industries has no options.")
+        raise R.invalid_options()
     events = [
         Event("GameStarted", {"players": players, "options": {}}),
         Event("FirstPlayerChosen", {"seat": rng.randbelow(players)}),  # NIN-011
-        # NIN-013, NIN-017, NIN-Q01: the 10 marker gems leave the bag before the draws.
+        # NIN-013 (stock markers on space 0), NIN-017 (commodity markers, chosen not drawn).
+        # NIN-Q01 (our decision): all 10 marker gems are set aside BEFORE the zone tiles are
+        # drawn.  The rulebook draws first and takes the commodity markers afterwards, which
+        # could (very rarely) find no gem of a colour left in the bag; setting them aside
+        # first always works, keeps the bag at 100 - 10 - 5N after setup and changes nothing else.
         Event("MarkersSetAside", {"gems": dict.fromkeys(D.COLOURS, D.MARKERS_PER_COLOUR)}),
     ]
     first = events[1].data["seat"]
     pool = [c for c in D.COLOURS for _ in range(D.GEMS_PER_COLOUR - D.MARKERS_PER_COLOUR)]
     counts = dict.fromkeys(D.COLOURS, 0)
-    for tile in range(players):  # NIN-014: position order (tile id = setup position)
+    for tile in range(players):  # NIN-014: position order (tile id = setup position, NIN-Q04)
         drawn = rng.draw(pool, D.GEMS_PER_TILE_DRAW)
         for c in drawn:
             counts[c] += 1

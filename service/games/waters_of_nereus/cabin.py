@@ -1,4 +1,5 @@
-"""The cabin: holds with their icons, the treasure chest, storage (WON-080..WON-097)."""
+"""The cabin: holds with their icons (WON-080, WON-082, WON-083, WON-085), the treasure chest
+(WON-090, WON-091, WON-092) and storage (WON-093, WON-094, WON-095, WON-096)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ GEM = data.GEM
 
 
 def hold_accepts(seat: dict[str, Any], crew: str, slot: int, t: str) -> bool:
-    """WON-080/WON-083/WON-085: may treasure (or gem) ``t`` go on icon ``slot`` of ``crew``'s hold?"""
+    """WON-080, WON-083, WON-085: may treasure (or gem) ``t`` go on icon ``slot`` of ``crew``'s hold?"""
     if crew in seat["completed"]:
         return False  # WON-085: a completed hold accepts no more treasures
     hold = seat["holds"][crew]
@@ -30,7 +31,7 @@ def hold_accepts(seat: dict[str, Any], crew: str, slot: int, t: str) -> bool:
 
 
 def chest_accepts(seat: dict[str, Any], t: str) -> bool:
-    """WON-090/WON-A05: only the next chest slot, in order, by its colour or a gem."""
+    """WON-090, WON-A05: only the next chest slot, in order, by its colour or a gem."""
     n = len(seat["chest"])
     return n < len(data.CHEST_ORDER) and (t == GEM or t == data.CHEST_ORDER[n])
 
@@ -48,8 +49,10 @@ def chest_reward(seat: dict[str, Any]) -> tuple[int, int, int]:
 
 
 def targets(seat: dict[str, Any], t: str) -> list[tuple[str, str, int]]:
-    """Every distinct place (area, crew, slot) where ``t`` may go now.  Equal empty icons of one
-    hold are interchangeable, so only the first of each is listed (keeps ``legal`` short)."""
+    """Every place (area, crew, slot) where ``t`` may go now: storage, the chest, and EVERY free
+    hold icon that accepts it (WON-080).  Equal icons of one hold are all listed, even though
+    they are interchangeable: ``decide`` accepts exactly what ``legal`` lists, so an icon left
+    out here would be refused (issue 13: slot 1 of an empty purser hold refused a Y)."""
     out: list[tuple[str, str, int]] = []
     if storage_accepts(seat, t):
         out.append(("storage", "", 0))
@@ -58,26 +61,11 @@ def targets(seat: dict[str, Any], t: str) -> list[tuple[str, str, int]]:
     completed = seat["completed"]
     for crew, hold in seat["holds"].items():
         if crew in completed:
-            continue
-        icons = data.HOLDS[crew]
-        seen: list[str] = []
+            continue  # WON-085
         for i, x in enumerate(hold):
-            if x is not None or icons[i] in seen:
-                continue
-            seen.append(icons[i])
-            if hold_accepts(seat, crew, i, t):
+            if x is None and hold_accepts(seat, crew, i, t):
                 out.append(("hold", crew, i))
     return out
-
-
-def accepts(seat: dict[str, Any], t: str, area: str, crew: str, slot: int) -> bool:
-    if area == "storage":
-        return storage_accepts(seat, t)
-    if area == "chest":
-        return chest_accepts(seat, t)
-    if area == "hold":
-        return crew in data.HOLDS and hold_accepts(seat, crew, slot, t)
-    return False
 
 
 def completes_hold(seat: dict[str, Any], crew: str, slot: int) -> bool:
@@ -87,7 +75,7 @@ def completes_hold(seat: dict[str, Any], crew: str, slot: int) -> bool:
 
 
 def unload_sources(seat: dict[str, Any]) -> list[tuple[str, str, str, int]]:
-    """WON-092/WON-A21: treasures that may be moved: any hold or storage, never the chest.
+    """WON-092, WON-A21: treasures that may be moved: any hold or storage, never the chest.
     (treasure, area, crew, slot); storage colours listed once each."""
     out: list[tuple[str, str, str, int]] = []
     for t in sorted(set(seat["storage"])):

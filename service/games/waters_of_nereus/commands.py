@@ -18,7 +18,7 @@ class ChooseCorner(Command):
 
 @dataclass(frozen=True)
 class ChooseCrew(Command):
-    """WON-040: secretly choose the crew card for this cycle."""
+    """WON-040, WON-I01: secretly choose the crew card for this cycle (committed, revealed when all chose)."""
 
     type: ClassVar[str] = "choose_crew"
     crew: str
@@ -34,7 +34,7 @@ class PlaceMarker(Command):
 
 @dataclass(frozen=True)
 class SailShip(Command):
-    """WON-101/WON-106: move the ship one space in a direction (N, NE, E, ...)."""
+    """WON-101, WON-106: move the ship one space in a direction (N, NE, E, ...)."""
 
     type: ClassVar[str] = "sail_ship"
     direction: str
@@ -127,7 +127,7 @@ class DiscardScience(Command):
 
 @dataclass(frozen=True)
 class PlayScience(Command):
-    """WON-125..WON-127: play a science card, lowering science power by 1."""
+    """WON-125, WON-126, WON-127: play a science card, lowering science power by 1."""
 
     type: ClassVar[str] = "play_science"
     card: str
@@ -135,7 +135,7 @@ class PlayScience(Command):
 
 @dataclass(frozen=True)
 class PlaceTreasure(Command):
-    """WON-080: put a treasure in your hands (acquired this turn) into the cabin.
+    """WON-080, WON-081, WON-I02: put a treasure in your hands (acquired this turn) into the cabin.
     ``area`` is "storage", "chest" or "hold"; ``crew``/``slot`` name the hold icon."""
 
     type: ClassVar[str] = "place_treasure"
@@ -147,7 +147,7 @@ class PlaceTreasure(Command):
 
 @dataclass(frozen=True)
 class UnloadTreasure(Command):
-    """WON-113/WON-A21: take a treasure out of a hold or storage to move it (1 treasure move)."""
+    """WON-113, WON-A21, WON-Q11: take a treasure out of a hold or storage to move it (1 treasure move)."""
 
     type: ClassVar[str] = "unload_treasure"
     treasure: str
@@ -236,3 +236,5 @@ ALL_COMMANDS: list[type[Command]] = [
     FinishScoring,
 ]
 COMMANDS: dict[str, type[Command]] = {c.type: c for c in ALL_COMMANDS}
+#: The gold actions, one per crew (WON-051; the explorer's is the Phase-3 turn, WON-111).
+GOLD_ACTIONS = (BuyMoves, BuyTurns, BuyTreasureMove, BuyTreasure, BuyVp, BuyResearch)

@@ -8,7 +8,7 @@ from typing import Any
 from service.games.base import Event, State, clone_state
 from service.games.rng import Rng
 from service.games.waters_of_nereus import data
-from service.games.waters_of_nereus.state import evolve
+from service.games.waters_of_nereus.evolve import evolve
 
 COLOURS = data.COLOURS
 
@@ -60,7 +60,7 @@ def draw_treasure(ctx: Ctx, seat: int) -> None:
 
 
 def draw_science(ctx: Ctx, seat: int) -> None:
-    """WON-129/WON-A12: top card of the deck; an empty deck draws nothing."""
+    """WON-129, WON-A12: top card of the deck; an empty deck draws nothing (no reshuffle)."""
     deck = ctx.s["science_deck"]
     if deck:
         ctx.emit("ScienceCardDrawn", seat=seat, card=deck[-1])
@@ -75,7 +75,7 @@ def gain_science(ctx: Ctx, seat: int, n: int) -> None:
 
 
 def place_on_board(ctx: Ctx, cells: list[int]) -> None:
-    """WON-015/WON-031/WON-A20: one random treasure per space, never on a ship, never a 4th."""
+    """WON-015, WON-031, WON-A20: one random treasure per space, never on a ship, never a 4th."""
     s = ctx.s
     bag = dict(s["bag"])
     occupied = set(c_ for c_ in s["ships"] if c_ is not None)

@@ -1,21 +1,21 @@
-"""The automatic flow: days, discovery, cycles, the explorer phase, the conclude phase and
-the neutral player (WON-020..WON-073, WON-130..WON-139)."""
+"""The automatic flow: days (WON-020), discovery (WON-030, WON-031), cycles (WON-041, WON-045),
+the explorer phase (WON-060, WON-061, WON-064), the conclude phase (WON-070, WON-071, WON-072,
+WON-073) and the neutral player's turns (rules of the two-player variant, each cited below)."""
 
 from __future__ import annotations
 
 from service.games.base import State
 from service.games.waters_of_nereus import data, movement
 from service.games.waters_of_nereus.context import Ctx, place_on_board
-from service.games.waters_of_nereus.state import NEUTRAL
 
 
 def available_spaces(state: State, crew: str) -> list[int]:
-    """WON-042/WON-043: the free action spaces (1-based) of a crew row."""
+    """WON-042, WON-043: the free action spaces (1-based) of a crew row."""
     return [i + 1 for i, m in enumerate(state["rows"][crew]) if m is None]
 
 
 def start_day(ctx: Ctx) -> None:
-    """WON-020, Phase 1 (WON-030/WON-031), then the first cycle."""
+    """WON-020, Phase 1 (WON-030, WON-031), then the first cycle."""
     s = ctx.s
     ctx.emit("DayStarted", day=s["day"] + 1)
     card = s["discovery_stack"][-1]
@@ -30,15 +30,15 @@ def start_cycle(ctx: Ctx, cycle: int, hourglass: int) -> None:
 
 
 def explorer_queue(state: State) -> list[list[int]]:
-    """WON-060/WON-061/WON-A01: [owner, cost, position] by marker position, left to right; the
+    """WON-060, WON-061, WON-A01: [owner, cost, position] by marker position, left to right; the
     cost follows the rank among real players (WON-Q06), fixed when Phase 3 starts."""
     queue = []
     rank = 0
     for pos, owner in enumerate(state["rows"]["explorer"]):
         if owner is None:
             continue
-        if owner == NEUTRAL:
-            queue.append([NEUTRAL, 0, pos])  # WON-138, WON-A14: the neutral pays nothing
+        if owner == data.NEUTRAL:
+            queue.append([data.NEUTRAL, 0, pos])  # WON-138, WON-A14: the neutral pays nothing
         else:
             queue.append([owner, data.EXPLORER_COSTS[rank], pos])
             rank += 1
@@ -53,7 +53,7 @@ def start_explorer_phase(ctx: Ctx) -> None:
 def run_explorer_queue(ctx: Ctx) -> None:
     while ctx.s["explorer_queue"]:
         owner, cost, pos = ctx.s["explorer_queue"][0]
-        if owner == NEUTRAL:
+        if owner == data.NEUTRAL:
             neutral_turn(ctx, pos)
             continue
         ctx.emit("ExplorerTurnOffered", seat=owner, cost=cost, pos=pos)
@@ -62,7 +62,8 @@ def run_explorer_queue(ctx: Ctx) -> None:
 
 
 def conclude_day(ctx: Ctx) -> None:
-    """Phase 4 (WON-070..WON-073, WON-139)."""
+    """Phase 4: markers and cards back (WON-070), the sun moves on (WON-071), the discovery card
+    goes (WON-072), the neutral deck is reshuffled (WON-139); after day 4 the game ends (WON-073)."""
     ctx.emit("DayEnded", day=ctx.s["day"], sun=(ctx.s["sun"] + 1) % ctx.s["players"])
     s = ctx.s  # re-read: the state copy changes as events are applied
     if s["neutral"]:
@@ -75,7 +76,8 @@ def conclude_day(ctx: Ctx) -> None:
 
 
 def neutral_turn(ctx: Ctx, explorer_pos: int | None) -> None:
-    """WON-132..WON-138: flip a neutral card, leftmost space, move the ship if captain/pilot."""
+    """WON-132, WON-134, WON-138: flip a neutral card, put its marker on the leftmost free space,
+    move the ship if it is the captain or pilot (WON-135, WON-136, WON-137); nothing else."""
     s = ctx.s
     crew = s["neutral_deck"][-1]
     free = available_spaces(s, crew)

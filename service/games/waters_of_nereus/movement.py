@@ -1,5 +1,6 @@
-"""Ship movement: straight lines, pilot turns, pass-through fees, board edges (WON-101..WON-108,
-WON-A02/A03/A04) and the neutral ship (WON-135..WON-137)."""
+"""Ship movement: straight lines and board edges (WON-101), pass-through fees (WON-102), pilot
+turns (WON-107, WON-108), the path rules WON-A02, WON-A03, WON-A04, and the neutral ship (WON-135,
+WON-136, WON-137)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from service.games.base import State
 from service.games.waters_of_nereus import data
-from service.games.waters_of_nereus.state import NEUTRAL
+from service.games.waters_of_nereus.data import NEUTRAL
 
 DIR_SETS = {"any": data.COMPASS, "diag": data.DIAGONAL, "orth": data.ORTHOGONAL}
 

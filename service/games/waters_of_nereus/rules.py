@@ -24,6 +24,8 @@ from service.games.waters_of_nereus.refusals import explain
 
 
 def decide(state: State, seat: int, cmd: Command, rng: Rng) -> list[Event]:
+    """The events ``cmd`` causes, follow-ups included; a command ``legal`` does not list is
+    refused with the reason ``refusals.explain`` finds."""
     if cmd not in legal(state, seat, type(cmd)):
         raise explain(state, seat, cmd)
     ctx = Ctx(state, rng)
@@ -35,6 +37,7 @@ def decide(state: State, seat: int, cmd: Command, rng: Rng) -> list[Event]:
 
 
 def _choose_corner(ctx: Ctx, seat: int, cmd: c.ChooseCorner) -> None:
+    """WON-012, WON-Q01: corners are chosen clockwise from the starting player."""
     s = ctx.s
     n = s["players"]
     nxt = (seat + 1) % n
@@ -53,6 +56,8 @@ def _choose_corner(ctx: Ctx, seat: int, cmd: c.ChooseCorner) -> None:
 
 
 def _choose_crew(ctx: Ctx, seat: int, cmd: c.ChooseCrew) -> None:
+    # WON-I01, WON-Q02: the choice is committed (hidden) and may be changed until the last seat
+    # has chosen; then all are revealed at once.
     waiting = any(p["chosen"] is None for i, p in enumerate(ctx.s["seats"]) if i != seat)
     ctx.emit("CrewChosen", seat=seat, crew=cmd.crew)
     if waiting:
@@ -61,7 +66,7 @@ def _choose_crew(ctx: Ctx, seat: int, cmd: c.ChooseCrew) -> None:
     # WON-040: everyone has chosen: reveal all at once.
     ctx.emit("CrewRevealed", cards=[p["chosen"] for p in s["seats"]])
     if s["neutral"]:
-        neutral_turn(ctx, None)  # WON-132/WON-133: the neutral player acts first
+        neutral_turn(ctx, None)  # WON-132, WON-133: the neutral player acts first
     n = s["players"]
     h = s["hourglass"]
     order = [(h + i) % n for i in range(n)]  # WON-041
@@ -77,13 +82,13 @@ def _place_marker(ctx: Ctx, seat: int, cmd: c.PlaceMarker) -> None:
     turn = s["turn"]
     crew = turn["crew"]
     me = s["seats"][seat]
-    # WON-052/WON-084: the hold was completed before this turn (the marker comes first).
+    # WON-052, WON-084: the hold was completed before this turn (the marker comes first).
     enhanced = crew in me["completed"]
     ctx.emit("MarkerPlaced", seat=seat, crew=crew, space=cmd.space, enhanced=enhanced)
     if enhanced:  # WON-A07: automatic enhanced gains happen when the card is played
-        if crew == "purser":
+        if crew == "purser":  # WON-118
             ctx.emit("GoldChanged", seat=seat, delta=data.PURSER_ENHANCED_GOLD, reason="purser_enhanced")
-        elif crew == "merchant":
+        elif crew == "merchant":  # WON-121
             ctx.emit("VPScored", seat=seat, vp=data.MERCHANT_ENHANCED_VP, category="actions")
         elif crew == "boatswain":
             draw_treasure(ctx, seat)  # WON-115
@@ -93,6 +98,7 @@ def _sail(ctx: Ctx, seat: int, cmd: c.SailShip) -> None:
     s = ctx.s
     move = s["turn"]["move"]
     cell = s["ships"][seat]
+    # WON-102, WON-Q05: the fee is paid on leaving a space with another ship (not the start).
     fees = movement.ships_at(s, cell, seat) if move["steps"] else []
     nxt = movement.step(s["size"], cell, cmd.direction)
     ctx.emit("ShipSailed", seat=seat, direction=cmd.direction, cell=nxt, fees=fees)
@@ -141,6 +147,7 @@ def _perform(ctx: Ctx, seat: int, cmd: c.PerformAction) -> None:
 
 
 def _gold_action(ctx: Ctx, seat: int, cmd: Command) -> None:
+    """WON-051: one gold action per turn (WON-104, WON-107, WON-114, WON-117, WON-120, WON-123)."""
     s = ctx.s
     crew = s["turn"]["crew"]
     if isinstance(cmd, c.BuyMoves):
@@ -154,16 +161,17 @@ def _gold_action(ctx: Ctx, seat: int, cmd: Command) -> None:
         draw_treasure(ctx, seat)
     elif isinstance(cmd, c.BuyVp):
         ctx.emit("GoldActionUsed", seat=seat, crew=crew, gold=data.MERCHANT_VP_COST)
-        ctx.emit("VPScored", seat=seat, vp=1, category="actions")
+        ctx.emit("VPScored", seat=seat, vp=data.MERCHANT_GOLD_VP, category="actions")
     elif isinstance(cmd, c.BuyResearch):
         ctx.emit("GoldActionUsed", seat=seat, crew=crew, gold=data.SCIENTIST_RESEARCH_COST, option=cmd.option)
         if cmd.option == "science":
-            gain_science(ctx, seat, 1)
+            gain_science(ctx, seat, data.SCIENTIST_RESEARCH_STEPS)
         else:
             draw_science(ctx, seat)
 
 
 def _research(ctx: Ctx, seat: int, cmd: c.DrawScienceEnhanced) -> None:
+    """WON-124: draw now; the compulsory discard is the next command."""
     ctx.emit("EnhancedResearchUsed", seat=seat)
     draw_science(ctx, seat)
 
@@ -173,6 +181,7 @@ def _discard(ctx: Ctx, seat: int, cmd: c.DiscardScience) -> None:
 
 
 def _play_science(ctx: Ctx, seat: int, cmd: c.PlayScience) -> None:
+    """WON-125, WON-128: pay 1 science power, then the card's effect (WON-D06)."""
     ctx.emit("ScienceCardPlayed", seat=seat, card=cmd.card)
     effect = data.SCIENCE_CARDS[cmd.card][1]
     if effect == "draw_treasures":
@@ -194,6 +203,7 @@ def _play_science(ctx: Ctx, seat: int, cmd: c.PlayScience) -> None:
 
 
 def _place_treasure(ctx: Ctx, seat: int, cmd: c.PlaceTreasure) -> None:
+    """WON-080, WON-081: one treasure from the hands into storage, the chest or a hold icon."""
     me = ctx.s["seats"][seat]
     if cmd.area == "chest":
         gold, vp, draws = cabin.chest_reward(me)  # WON-091
@@ -208,6 +218,7 @@ def _place_treasure(ctx: Ctx, seat: int, cmd: c.PlaceTreasure) -> None:
 
 
 def _unload(ctx: Ctx, seat: int, cmd: c.UnloadTreasure) -> None:
+    """WON-113, WON-Q11: a treasure move takes a treasure into the hands; it is then placed."""
     ctx.emit(
         "TreasureUnloaded",
         seat=seat,
@@ -220,14 +231,17 @@ def _unload(ctx: Ctx, seat: int, cmd: c.UnloadTreasure) -> None:
 
 
 def _take_gem(ctx: Ctx, seat: int, cmd: c.TakeGem) -> None:
+    """WON-095, WON-Q11: taking a gem out of storage costs no treasure move."""
     ctx.emit("TreasureUnloaded", seat=seat, treasure=data.GEM, area="storage", crew="", slot=0, free=True)
 
 
 def _exchange(ctx: Ctx, seat: int, cmd: c.ExchangeTreasures) -> None:
+    """WON-094: two of a colour from storage for a gem."""
     ctx.emit("TreasuresExchanged", seat=seat, treasure=cmd.treasure)
 
 
 def _sell(ctx: Ctx, seat: int, cmd: c.SellTreasure) -> None:
+    """WON-096: a storage treasure sells for 2 gold, a gem for 5."""
     gold = data.SELL_GEM if cmd.treasure == data.GEM else data.SELL_TREASURE
     ctx.emit("TreasureSold", seat=seat, treasure=cmd.treasure, gold=gold)
 
@@ -251,15 +265,19 @@ def _end_turn(ctx: Ctx, seat: int, cmd: c.EndTurn) -> None:
 
 
 def _take_explorer(ctx: Ctx, seat: int, cmd: c.TakeExplorerTurn) -> None:
+    """WON-062: pay, play the crew card; the turn then starts with the marker (moved from the
+    explorer row when it is placed)."""
     ctx.emit("ExplorerTurnTaken", seat=seat, crew=cmd.crew, cost=ctx.s["turn"]["cost"])
 
 
 def _decline_explorer(ctx: Ctx, seat: int, cmd: c.DeclineExplorerTurn) -> None:
+    """WON-063: no payment, no turn."""
     ctx.emit("ExplorerTurnDeclined", seat=seat)
     run_explorer_queue(ctx)
 
 
 def _finish_scoring(ctx: Ctx, seat: int, cmd: c.FinishScoring) -> None:
+    """WON-141, WON-Q10: the last seat's finish runs the automatic sale and the result."""
     ctx.emit("FinalTurnEnded", seat=seat)
     if ctx.s["active"] is None:
         scoring.final_scoring(ctx)

@@ -1,4 +1,7 @@
-"""Game-end science cards, final conversions and the result (WON-127, WON-141, WON-142)."""
+"""Game-end science cards, final conversions and the result (WON-127, WON-141, WON-142).
+
+``result`` returns the result stored in the state by ``GameEnded`` (``None`` while the game
+runs); the engine template hands every caller a fresh copy of it."""
 
 from __future__ import annotations
 
@@ -9,6 +12,11 @@ from service.games.waters_of_nereus import data
 
 if TYPE_CHECKING:  # pragma: no cover
     from service.games.waters_of_nereus.context import Ctx
+
+
+def result(state: State) -> dict[str, Any] | None:
+    """The stored result (WON-142), or ``None`` while the game runs."""
+    return state["result"]
 
 
 def end_card_vp(state: State, seat: dict[str, Any], card: str) -> int:
@@ -29,12 +37,13 @@ def end_card_vp(state: State, seat: dict[str, Any], card: str) -> int:
     if effect == "storage_colours":
         return len(set(seat["storage"]))
     if effect == "four_holds":
-        return data.END_FOUR_HOLDS if len(seat["completed"]) >= 4 else 0
+        return data.END_FOUR_HOLDS if len(seat["completed"]) >= data.END_FOUR_HOLDS_NEEDED else 0
     return 0
 
 
 def final_scoring(ctx: Ctx) -> None:
-    """WON-141 steps 2 and 3 (step 1, the cards, happened in each seat's final turn)."""
+    """WON-141 steps 2 and 3 (step 1, the cards, happened in each seat's final turn, WON-Q10):
+    storage sold, then 1 VP per full 5 gold; treasures in incomplete holds are worth nothing."""
     s = ctx.s
     for i, seat in enumerate(s["seats"]):
         gold = data.SELL_TREASURE * len(seat["storage"]) + data.SELL_GEM * seat["gems"]
@@ -46,11 +55,12 @@ def final_scoring(ctx: Ctx) -> None:
 
 
 def compute_result(state: State) -> dict[str, Any]:
-    """WON-142: most VP; tie -> more completed holds; tie -> higher science power; else shared."""
+    """WON-142: most VP; tie -> more completed holds; tie -> higher science power; else shared.
+    WON-140: scores are unbounded integers (the board's track loops past 50)."""
     seats = state["seats"]
     keys = {i: (p["vp"], len(p["completed"]), p["science"]) for i, p in enumerate(seats)}
     ranking, ranks = ranks_from_scores(keys)
-    # The tie-break reported is the one that decided first place (WON-142).
+    # WON-Q14: the tie-break reported is the one that decided first place (WON-142).
     top = max(k[0] for k in keys.values())
     group = [k for k in keys.values() if k[0] == top]
     best = max(group)

@@ -1,10 +1,11 @@
 """What each viewer may see (``view``) and the events as they may see them (``redact_event``).
 
-Hidden (§4 of the clarifications): science hands (owner only; others see a count), the crew
-card chosen in stage 1 before the reveal (owner only), the science deck order and contents, the
-discovery stack order and the 2 removed cards, the neutral deck order (nobody but ADMIN).
-Everything else is open information.  The bag has no order: a draw is an rng choice made when
-it happens, so only its public counts exist.
+Hidden (section 4 of docs/rules/waters-of-nereus.md): science hands (owner only; others see a
+count), the crew card chosen in stage 1 before the reveal (owner only, WON-I01), the science
+deck order and contents, the discovery stack order and the 2 removed cards, the neutral deck
+order (nobody but ADMIN).  Everything else is open information, the science discard pile
+included (WON-Q09).  The bag has no order: a draw is an rng choice made when it happens
+(WON-I04), so only its public counts exist.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.games.base import ADMIN, Event, State, Viewer, clone_state
-from service.games.waters_of_nereus.state import to_act
+from service.games.waters_of_nereus.legal import to_act
 
 
 def view(state: State, viewer: Viewer) -> dict[str, Any]:

@@ -1,0 +1,89 @@
+"""The composition root: the one place where Quarterdeck is wired.
+
+:func:`bootstrap` builds, from :class:`~service.config.Settings`, the
+PostgreSQL pool and event store, the Redis connection, the RQ queue, the
+projection nudge and the ordered list of projections; the app
+(``service.http.app.create_app``), the worker (``workers``) and the CLI
+(``service.cli``) all take their connections from it.  Nothing in Quarterdeck
+connects or registers anything at import time: it all happens here, when a
+process asks for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+import redis
+from psycopg.types.json import set_json_loads
+from psycopg_pool import ConnectionPool
+from rq import Queue
+
+from projections import leaderboards
+from projections.runner import GlobalConsumer
+from service.config import Settings
+from service.core.eventstore import EventStore, check_if_idle
+from service.games import registry
+from workers.nudge import Nudge
+
+#: The projections that read the global feed, in the order a sweep and a
+#: rebuild run them (after the per-game boards, which they may read).
+GLOBAL_PROJECTIONS: tuple[GlobalConsumer, ...] = (leaderboards.consume,)
+
+
+@dataclass
+class Components:
+    """Everything a process of Quarterdeck talks to."""
+
+    settings: Settings
+    store: EventStore
+    redis: redis.Redis
+    queue: Queue
+    nudge: Nudge
+    global_projections: tuple[GlobalConsumer, ...] = GLOBAL_PROJECTIONS
+
+    def close(self) -> None:
+        self.store.pool.close()
+        self.redis.close()
+
+
+def configure_process() -> None:
+    """Process-wide settings of the libraries, once per process: psycopg
+    parses json/jsonb with orjson (same values, same key order as the text;
+    reading a stream was dominated by the standard library's parser, ``make
+    bench``: rebuild and cold loads, docs/PERFORMANCE.md)."""
+    set_json_loads(orjson.loads)
+
+
+def bootstrap(settings: Settings | None = None) -> Components:
+    """Build every component from ``settings`` (default: the environment).
+
+    The pool opens in the background, so a process starts even while
+    PostgreSQL is still down (its requests answer 503 until it is up)."""
+    settings = settings or Settings.from_env()
+    configure_process()
+    pool = ConnectionPool(
+        settings.database_url,
+        min_size=settings.pool_min,
+        max_size=settings.pool_max,
+        open=False,
+        check=check_if_idle,
+        # Autocommit: a read is one round trip (no BEGIN, no COMMIT on return to
+        # the pool); writes that need a transaction open one explicitly.
+        kwargs={"autocommit": True},
+        reconnect_timeout=0,
+    )
+    pool.open(wait=False)
+    r = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=1, socket_timeout=5)
+    queue = Queue(settings.queue_name, connection=r)
+    # Every engine imported now rather than by the first request or job that
+    # needs one (which would take ~100 ms longer than the rest; ``make bench``:
+    # lag_p99_ms).
+    registry.names()
+    return Components(
+        settings=settings,
+        store=EventStore(pool, settings.pool_timeout),
+        redis=r,
+        queue=queue,
+        nudge=Nudge(r, queue, settings.projection_shards),
+    )

@@ -1,0 +1,256 @@
+"""``python -m service <command>``: the operator's and the organiser's commands.
+
+One module, one table of commands; each builds the components it needs from
+the composition root (``service.bootstrap``) and closes them.  Domain errors
+become one line on stderr and exit code 2, never a traceback; a failed audit
+or verification exits 1.
+
+    migrate | rebuild [--game ID] | catch-up | audit ID | replay ID N | export ID | verify BUNDLE
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from service.config import Settings
+from service.core.errors import DomainError
+
+Handler = Callable[[argparse.Namespace, Settings], int]
+
+
+def _uuid(value: str) -> str:
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a game id: {value!r}") from None
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _components(settings: Settings):
+    from service.bootstrap import bootstrap
+
+    return bootstrap(settings)
+
+
+# -- operations on the store and the read models --------------------------------
+def _migrate(ns: argparse.Namespace, settings: Settings) -> int:
+    from service.core.migrate import migrate
+
+    migrate(settings.database_url, echo=True)
+    return 0
+
+
+def _rebuild_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--game", help="rebuild only this game's board")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=int(os.environ.get("QD_REBUILD_PROCESSES") or os.cpu_count() or 1),
+        help="processes folding games side by side (default: the CPU count, or QD_REBUILD_PROCESSES)",
+    )
+
+
+def _rebuild(ns: argparse.Namespace, settings: Settings) -> int:
+    from projections.runner import RebuildIncomplete, rebuild_all
+
+    ctx = _components(settings)
+
+    def connect():
+        own = _components(settings)
+        return own.redis, own.store
+
+    started = time.perf_counter()
+    try:
+        n = rebuild_all(
+            ctx.redis,
+            ctx.store,
+            ns.game,
+            progress=lambda msg: print(msg, flush=True),
+            processes=max(1, ns.processes),
+            connect=connect,
+            consumers=ctx.global_projections,
+        )
+    except RebuildIncomplete as exc:
+        print(f"rebuild incomplete: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        ctx.close()
+    print(f"rebuilt {n} game(s) in {time.perf_counter() - started:.2f}s")
+    return 0
+
+
+def _catch_up(ns: argparse.Namespace, settings: Settings) -> int:
+    from projections.runner import sweep
+
+    ctx = _components(settings)
+    try:
+        caught = sweep(ctx.redis, ctx.store, progress=lambda seen, n: print(f"{seen} events read, {n} games caught up"))
+        for consume in ctx.global_projections:
+            consume(ctx.redis, ctx.store, False, print)
+    finally:
+        ctx.close()
+    print(f"caught up {caught} game(s)")
+    return 0
+
+
+# -- the organiser's commands ------------------------------------------------------
+def _audit_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", type=_uuid)
+    p.add_argument("--json", action="store_true")
+
+
+def _audit(ns: argparse.Namespace, settings: Settings) -> int:
+    from service.audit.checks import audit_game
+
+    ctx = _components(settings)
+    try:
+        report = audit_game(ctx.store, ctx.redis, ns.game, catch_up=ctx.nudge)
+    finally:
+        ctx.close()
+    print(json.dumps(report.to_json(), indent=2) if ns.json else report.render())
+    return 0 if report.ok else 1
+
+
+def _replay_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", type=_uuid)
+    p.add_argument("version", type=int, help="number of events to fold")
+    p.add_argument("--seat", type=int, default=None, help="show this seat's view (default: spectator)")
+    p.add_argument("--json", action="store_true", help="print the whole answer as JSON")
+    p.add_argument("--state", action="store_true", help="also print the whole engine state")
+
+
+def _replay(ns: argparse.Namespace, settings: Settings) -> int:
+    from service.audit.reading import state_at
+    from service.games import registry
+    from service.games.base import ADMIN
+
+    ctx = _components(settings)
+    try:
+        answer = state_at(ctx.store, ns.game, ns.version, ns.seat)
+        events = ctx.store.read(ns.game, after=max(0, ns.version - 5), upto=ns.version)
+    finally:
+        ctx.close()
+    if ns.json:
+        print(json.dumps(answer, indent=2, ensure_ascii=False))
+        return 0
+    engine = registry.get(answer["game"], answer["rules_version"])
+    state = answer["state"]
+    print(f"Game {answer['id']} ({answer['game']}, rules {answer['rules_version']})")
+    print(f"  after {answer['version']} of {answer['head']} events; hash at this version {answer['hash']}")
+    print("  last events:")
+    for e in events:
+        seat = e.meta.get("seat")
+        who = f"seat {seat}" if seat is not None else "setup"
+        print(f"    {e.seq:>5}  {e.type:<28} {who:<8} {json.dumps(e.data, ensure_ascii=False)[:90]}")
+    if answer["result"] is not None:
+        print(f"  result: {json.dumps(answer['result'], ensure_ascii=False)}")
+    else:
+        print(f"  to act: {answer['to_act']}")
+    if state is not None:
+        seats = [ns.seat] if ns.seat is not None else list(range(len(answer["players"])))
+        for seat in seats:
+            print(f"  view of seat {seat}:")
+            print(_readable(engine.view(state, seat)))
+        if ns.state:
+            print("  whole state (organiser):")
+            print(_readable(engine.view(state, ADMIN)))
+    return 0
+
+
+def _readable(view: Any, prefix: str = "    ", width: int = 160) -> str:
+    """One line per top-level key, values as compact JSON (cut at ``width``)."""
+    if not isinstance(view, dict):
+        return prefix + json.dumps(view, ensure_ascii=False)[:width]
+    lines = []
+    for key in sorted(view):
+        text = json.dumps(view[key], ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        lines.append(f"{prefix}{key}: {text if len(text) <= width else text[: width - 1] + '…'}")
+    return "\n".join(lines)
+
+
+def _export_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", type=_uuid)
+    p.add_argument("--out", default=None)
+
+
+def _export(ns: argparse.Namespace, settings: Settings) -> int:
+    from service.audit import bundle
+    from service.core.errors import game_not_found
+
+    ctx = _components(settings)
+    try:
+        record = ctx.store.game(ns.game)
+        if record is None:
+            raise game_not_found()
+        events = ctx.store.read(ns.game)
+    finally:
+        ctx.close()
+    b = bundle.build(record, events)
+    path = bundle.write(ns.out or f"exports/{ns.game}.json", b)
+    print(f"wrote {path}: {len(events)} events, status {b['status']}, head {b['head_hash']}")
+    if b["seed"] is None:
+        print("  the game is still running: the seed is not revealed, so only the links can be verified")
+    print(f"  verify offline with: python -m service verify {path}")
+    print("  (or, without Quarterdeck installed: python service/audit/verify.py BUNDLE, which skips re-deciding)")
+    return 0
+
+
+def _verify_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("bundle")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--no-redecide", action="store_true", help="skip deciding every intent again")
+
+
+def _verify(ns: argparse.Namespace, settings: Settings) -> int:
+    # The offline verifier is standard-library only and imports nothing of
+    # ours; here it is lent our engines for its re-decide step.
+    from service.audit import verify
+    from service.audit.checks import redecide_dicts
+
+    args = [ns.bundle, *(["--json"] if ns.json else []), *(["--no-redecide"] if ns.no_redecide else [])]
+    return verify.main(args, redecide=redecide_dicts)
+
+
+def _none(p: argparse.ArgumentParser) -> None:
+    """No arguments."""
+
+
+#: name -> (help, handler, arguments).
+COMMANDS: dict[str, tuple[str, Handler, Callable[[argparse.ArgumentParser], Any]]] = {
+    "migrate": ("create the database if missing and apply migrations", _migrate, _none),
+    "rebuild": ("drop and rebuild read models from PostgreSQL", _rebuild, _rebuild_args),
+    "catch-up": ("project every game whose read model lags its stream", _catch_up, _none),
+    "audit": ("run the four audit checks on a game", _audit, _audit_args),
+    "replay": ("show a game's state and views after N events", _replay, _replay_args),
+    "export": ("write a game's audit bundle (default exports/<id>.json)", _export, _export_args),
+    "verify": ("check an audit bundle offline (chain, digests, seed commitment, re-decide)", _verify, _verify_args),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m service", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_, _, add_args) in COMMANDS.items():
+        add_args(sub.add_parser(name, help=help_))
+    ns = parser.parse_args(argv)
+    from service.core.eventstore import StoreUnavailable
+
+    try:
+        return COMMANDS[ns.command][1](ns, Settings.from_env())
+    except StoreUnavailable as exc:
+        # One clear line, not a traceback: the operator's next step is the
+        # server or DATABASE_URL, never our code.
+        return _fail(f"PostgreSQL unavailable ({exc}); check DATABASE_URL and the server")
+    except DomainError as exc:
+        return _fail(f"{exc.message} ({exc.code})")

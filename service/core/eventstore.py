@@ -1,0 +1,371 @@
+"""The event store: one append-only stream per game in PostgreSQL.
+
+* ``append`` writes at exactly ``expected_version + 1``: the insert of the first
+  row is guarded by the stream's current head, and the primary key
+  ``(game_id, seq)`` makes a concurrent writer of the same seq fail, so a
+  stream can neither fork nor gain a gap.  Either way the loser gets
+  :class:`Conflict`.
+* ``read_all`` is the global feed in ``(tx_id, position)`` order, limited to
+  transactions older than the oldest one still running: no reader can skip an
+  event that commits late (docs/DEVELOPING.md, "The global feed and the late-commit gap").
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import psycopg
+from psycopg.rows import tuple_row
+from psycopg.types.json import Json, Jsonb
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from service.core.records import START, Cursor, FoldBatch, GameRecord, IdempotentWrite, StoredEvent
+
+
+class Conflict(Exception):
+    """Someone else appended first: the expected version is stale."""
+
+    def __init__(self, expected: int, actual: int | None = None):
+        super().__init__(f"expected version {expected}, stream is at {actual}")
+        self.expected = expected
+        self.actual = actual
+
+
+class StoreUnavailable(Exception):
+    """PostgreSQL cannot be reached (or the pool is exhausted)."""
+
+
+class DuplicateKey(Exception):
+    """An Idempotency-Key was stored by a concurrent request."""
+
+
+_EVENT_COLS = "game_id, seq, type, schema_version, data, meta, data_digest, meta_digest, prev_hash, hash"
+_ROW = "(%s::uuid, %s::int, %s::text, %s::smallint, %s::jsonb, %s::jsonb, %s::text, %s::text, %s::text, %s::text)"
+
+
+#: A stream's events after a seq as one JSON array text of ``[seq, "type",
+#: data]`` rows (the ``fold_row`` column, migration 0002; see
+#: ``read_for_fold``), with the arrival times a read model needs.  Events are
+#: aliased ``e``; one query reads one game, the other many.
+_FOLD_COLUMNS = (
+    "'[' || string_agg(e.fold_row, ',' ORDER BY e.seq) || ']',"
+    # seq 1 is always the platform's opening event (GameCreated).
+    " max(e.meta->>'received_at') FILTER (WHERE e.seq = 1), max(e.meta->>'received_at')"
+)
+_FOLD_QUERY = f"SELECT {_FOLD_COLUMNS} FROM events e WHERE e.game_id = %s AND e.seq > %s"
+_FOLD_MANY_QUERY = (
+    f"SELECT c.game_id::text, {_FOLD_COLUMNS} FROM unnest(%s::uuid[], %s::int[]) AS c(game_id, after)"
+    " JOIN events e ON e.game_id = c.game_id AND e.seq > c.after GROUP BY c.game_id"
+)
+
+_GUARDED_ROWS = 1000
+
+
+def _insert_guarded(n: int) -> str:
+    """All ``n`` rows of one append in ONE statement, inserted only if the
+    stream's head is still the expected version (the last parameter): one
+    round trip, and atomic on its own, so an autocommit connection needs no
+    BEGIN/COMMIT round trips either."""
+    return (
+        f"INSERT INTO events ({_EVENT_COLS}) SELECT * FROM (VALUES {', '.join([_ROW] * n)}) AS v"
+        " WHERE (SELECT coalesce(max(seq), 0) FROM events WHERE game_id = %s) = %s"
+    )
+
+
+_INSERT = f"INSERT INTO events ({_EVENT_COLS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+_SELECT = (
+    "SELECT game_id::text, seq, type, schema_version, data, meta, data_digest, meta_digest, prev_hash, hash FROM events"
+)
+
+
+def _row_to_event(row: Sequence[Any]) -> StoredEvent:
+    return StoredEvent(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9])
+
+
+#: A pooled connection checked out less than this many seconds ago is not
+#: pinged again before reuse (see :func:`check_if_idle`).
+RECHECK_AFTER = 2.0
+
+
+def check_if_idle(conn: psycopg.Connection) -> None:
+    """The pools' ``check``: ping a connection before reuse only if it has not
+    been used for :data:`RECHECK_AFTER` seconds.  Pinging on every checkout
+    cost one round trip per query — a third of an intent's round trips
+    (``make bench``).  A connection that broke within that window (a restarted
+    server) fails its query: the request answers 503, nothing is written, and
+    the pool discards the broken connection, as it would for one that broke
+    between a ping and its use."""
+    now = time.monotonic()
+    if now - getattr(conn, "_qd_used_at", float("-inf")) >= RECHECK_AFTER:
+        ConnectionPool.check_connection(conn)
+    conn._qd_used_at = now  # type: ignore[attr-defined]
+
+
+class EventStore:
+    """Thin, explicit SQL over a psycopg pool.  Every method is one transaction."""
+
+    def __init__(self, pool: ConnectionPool, pool_timeout: float = 5.0):
+        self.pool = pool
+        self.pool_timeout = pool_timeout
+
+    def _conn(self):
+        try:
+            return self.pool.connection(timeout=self.pool_timeout)
+        except PoolTimeout as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    # -- writing ----------------------------------------------------------
+    def create_game(
+        self,
+        record: GameRecord,
+        seed: bytes,
+        token_hashes: Sequence[bytes],
+        sealed: Sequence[StoredEvent],
+    ) -> None:
+        """Record a new game: its identity, its secrets and its sealed opening
+        events (``service.core.pipeline.open_game``), in one transaction."""
+        gid = uuid.UUID(record.game_id)
+        try:
+            with self._conn() as conn, conn.transaction():
+                conn.execute(
+                    "INSERT INTO games (game_id, game, rules_version, players, options, seed_commitment,"
+                    " created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    (
+                        gid,
+                        record.game,
+                        record.rules_version,
+                        Jsonb(record.players),
+                        Jsonb(record.options),
+                        record.seed_commitment,
+                        record.created_at,
+                    ),
+                )
+                conn.execute("INSERT INTO game_seeds (game_id, seed) VALUES (%s, %s)", (gid, seed))
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO seat_tokens (game_id, seat, player, token_hash) VALUES (%s, %s, %s, %s)",
+                        [(gid, i, p, h) for i, (p, h) in enumerate(zip(record.players, token_hashes, strict=True))],
+                    )
+                    cur.executemany(_INSERT, [self._params(gid, e) for e in sealed])
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    @staticmethod
+    def _params(gid: uuid.UUID, e: StoredEvent) -> tuple:
+        return (
+            gid,
+            e.seq,
+            e.type,
+            e.schema_version,
+            Jsonb(e.data),
+            Jsonb(e.meta),
+            e.data_digest,
+            e.meta_digest,
+            e.prev_hash,
+            e.hash,
+        )
+
+    def append(
+        self,
+        game_id: str,
+        expected_version: int,
+        sealed: Sequence[StoredEvent],
+        idempotent: IdempotentWrite | None = None,
+        snapshot: tuple[int, dict[str, Any]] | None = None,
+    ) -> None:
+        """Append ``sealed`` events (``service.core.pipeline``: numbered from
+        ``expected_version + 1`` and chained) atomically, with the idempotency
+        record and an optional state snapshot in the same transaction.
+        Raises :class:`Conflict` if the stream moved."""
+        gid = uuid.UUID(game_id)
+        # One guarded statement for the first rows (at most _GUARDED_ROWS: 10
+        # parameters a row, and PostgreSQL takes 65535); the rest, if any,
+        # in the same transaction.
+        head = sealed[:_GUARDED_ROWS]
+        params = [p for e in head for p in self._params(gid, e)]
+        params += [gid, expected_version]
+        try:
+            with self._conn() as conn, conn.cursor() as cur:
+                if idempotent is None and snapshot is None and len(sealed) == len(head):
+                    # The common case: one statement, no explicit transaction.
+                    cur.execute(_insert_guarded(len(head)), params)
+                    if cur.rowcount != len(head):
+                        raise Conflict(expected_version)
+                    return
+                with conn.transaction():
+                    cur.execute(_insert_guarded(len(head)), params)
+                    if cur.rowcount != len(head):
+                        raise Conflict(expected_version)
+                    if len(sealed) > len(head):
+                        cur.executemany(_INSERT, [self._params(gid, e) for e in sealed[len(head) :]])
+                    if idempotent is not None:
+                        cur.execute(
+                            "INSERT INTO intent_keys (game_id, key, seat, request_hash, response)"
+                            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                            (gid, idempotent.key, idempotent.seat, idempotent.request_hash, Jsonb(idempotent.response)),
+                        )
+                        if cur.rowcount != 1:
+                            raise DuplicateKey(idempotent.key)
+                    if snapshot is not None:
+                        cur.execute(
+                            "INSERT INTO snapshots (game_id, version, state) VALUES (%s, %s, %s)"
+                            " ON CONFLICT DO NOTHING",
+                            (gid, snapshot[0], Json(snapshot[1])),
+                        )
+        except psycopg.errors.UniqueViolation as exc:
+            raise Conflict(expected_version) from exc
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    # -- reading ----------------------------------------------------------
+    def _fetch(self, query: str, params: Sequence[Any]) -> list[tuple]:
+        try:
+            with self._conn() as conn, conn.cursor(row_factory=tuple_row) as cur:
+                cur.execute(query, params)
+                return cur.fetchall()
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    def game(self, game_id: str) -> GameRecord | None:
+        rows = self._fetch(
+            "SELECT game_id::text, game, rules_version, players, options, seed_commitment,"
+            " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+            " FROM games WHERE game_id = %s",
+            (uuid.UUID(game_id),),
+        )
+        return GameRecord(*rows[0]) if rows else None
+
+    def token_hashes(self, game_id: str) -> list[bytes]:
+        """The per-seat token hashes (seat order): what a read model needs to
+        tell seats apart, without the seed."""
+        rows = self._fetch("SELECT token_hash FROM seat_tokens WHERE game_id = %s ORDER BY seat", (uuid.UUID(game_id),))
+        return [bytes(t[0]) for t in rows]
+
+    def token_hashes_many(self, game_ids: Sequence[str]) -> dict[str, list[bytes]]:
+        """:meth:`token_hashes` for several games in one round trip."""
+        rows = self._fetch(
+            "SELECT game_id::text, array_agg(token_hash ORDER BY seat) FROM seat_tokens"
+            " WHERE game_id = ANY(%s) GROUP BY game_id",
+            ([uuid.UUID(g) for g in game_ids],),
+        )
+        return {r[0]: [bytes(h) for h in r[1]] for r in rows}
+
+    def secrets(self, game_id: str) -> tuple[bytes, list[bytes]]:
+        """The seed and the per-seat token hashes (seat order)."""
+        gid = uuid.UUID(game_id)
+        seed = self._fetch("SELECT seed FROM game_seeds WHERE game_id = %s", (gid,))
+        tokens = self._fetch("SELECT token_hash FROM seat_tokens WHERE game_id = %s ORDER BY seat", (gid,))
+        if not seed:
+            raise KeyError(game_id)
+        return bytes(seed[0][0]), [bytes(t[0]) for t in tokens]
+
+    def read(self, game_id: str, after: int = 0, upto: int | None = None) -> list[StoredEvent]:
+        """Events of one stream with ``after < seq <= upto``, in order."""
+        q = _SELECT + " WHERE game_id = %s AND seq > %s"
+        params: list[Any] = [uuid.UUID(game_id), after]
+        if upto is not None:
+            q += " AND seq <= %s"
+            params.append(upto)
+        return [_row_to_event(r) for r in self._fetch(q + " ORDER BY seq", params)]
+
+    def read_for_fold(self, game_id: str, after: int = 0) -> FoldBatch:
+        """The events after ``after`` as a :class:`FoldBatch`: what a
+        projection needs, never for feeds, exports or audits.
+
+        PostgreSQL sends the whole stretch as ONE JSON array text, parsed by
+        orjson in one call: decoding row by row in the client, not the
+        server's work, bounded a rebuild (``make bench``, docs/PERFORMANCE.md)."""
+        return FoldBatch.parse(self.read_for_fold_raw(game_id, after))
+
+    def read_for_fold_many(self, afters: dict[str, int]) -> dict[str, FoldBatch]:
+        """:meth:`read_for_fold` for several games in one round trip:
+        ``{game: after}`` -> ``{game: batch}`` (games with nothing new left out)."""
+        ids = list(afters)
+        rows = self._fetch(_FOLD_MANY_QUERY, ([uuid.UUID(g) for g in ids], [afters[g] for g in ids]))
+        return {r[0]: FoldBatch.parse(r[1:]) for r in rows}
+
+    def read_for_fold_raw(self, game_id: str, after: int = 0) -> tuple[str | None, str | None, str | None]:
+        """:meth:`read_for_fold` unparsed: a reader thread fetches it without
+        holding the GIL for long, and the folding thread parses it."""
+        rows = self._fetch(_FOLD_QUERY, (uuid.UUID(game_id), after))
+        return rows[0] if rows else (None, None, None)
+
+    def iter_stream(self, game_id: str, after: int = 0, batch: int = 1000) -> Iterator[StoredEvent]:
+        """The stream in batches, without holding it all in memory."""
+        while True:
+            rows = self._fetch(
+                _SELECT + " WHERE game_id = %s AND seq > %s ORDER BY seq LIMIT %s",
+                (uuid.UUID(game_id), after, batch),
+            )
+            for r in rows:
+                yield _row_to_event(r)
+            if len(rows) < batch:
+                return
+            after = rows[-1][1]
+
+    def version(self, game_id: str) -> int:
+        rows = self._fetch("SELECT coalesce(max(seq), 0) FROM events WHERE game_id = %s", (uuid.UUID(game_id),))
+        return rows[0][0]
+
+    def read_all(
+        self, after: Cursor = START, limit: int = 1000, types: Sequence[str] | None = None
+    ) -> list[tuple[Cursor, StoredEvent]]:
+        """The global feed after ``after``, in ``(tx_id, position)`` order,
+        only from transactions that can no longer be joined by an earlier one."""
+        q = (
+            "SELECT tx_id::text, position, game_id::text, seq, type, schema_version, data, meta,"
+            " data_digest, meta_digest, prev_hash, hash FROM events"
+            " WHERE (tx_id, position) > (%s::xid8, %s)"
+            " AND tx_id < pg_snapshot_xmin(pg_current_snapshot())"
+        )
+        params: list[Any] = [after[0], after[1]]
+        if types:
+            q += " AND type = ANY(%s)"
+            params.append(list(types))
+        # Qualified: a bare "tx_id" here would name the text output column and
+        # sort 100115 before 96498.
+        q += " ORDER BY events.tx_id, events.position LIMIT %s"
+        params.append(limit)
+        return [((r[0], r[1]), _row_to_event(r[2:])) for r in self._fetch(q, params)]
+
+    def feed_positions(self, after: Cursor = START, limit: int = 1000) -> list[tuple[Cursor, str, int]]:
+        """:meth:`read_all` reduced to ``(cursor, game_id, seq)``: all a
+        catch-up sweep needs to find the games that moved, at a fraction of
+        the bytes (it runs every few seconds beside the live projection)."""
+        q = (
+            "SELECT tx_id::text, position, game_id::text, seq FROM events"
+            " WHERE (tx_id, position) > (%s::xid8, %s)"
+            " AND tx_id < pg_snapshot_xmin(pg_current_snapshot())"
+            " ORDER BY events.tx_id, events.position LIMIT %s"
+        )
+        return [((r[0], r[1]), r[2], r[3]) for r in self._fetch(q, (after[0], after[1], limit))]
+
+    def game_ids(self, after: str | None = None, limit: int = 1000) -> list[str]:
+        """All game ids in id order (for rebuilds), paged."""
+        rows = self._fetch(
+            "SELECT game_id::text FROM games WHERE game_id > %s ORDER BY game_id LIMIT %s",
+            (uuid.UUID(after) if after else uuid.UUID(int=0), limit),
+        )
+        return [r[0] for r in rows]
+
+    def stored_response(self, game_id: str, key: str) -> tuple[int, str, dict[str, Any]] | None:
+        rows = self._fetch(
+            "SELECT seat, request_hash, response FROM intent_keys WHERE game_id = %s AND key = %s",
+            (uuid.UUID(game_id), key),
+        )
+        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def latest_snapshot(self, game_id: str, upto: int | None = None) -> tuple[int, dict[str, Any]] | None:
+        q = "SELECT version, state FROM snapshots WHERE game_id = %s"
+        params: list[Any] = [uuid.UUID(game_id)]
+        if upto is not None:
+            q += " AND version <= %s"
+            params.append(upto)
+        rows = self._fetch(q + " ORDER BY version DESC LIMIT 1", params)
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    def ping(self) -> None:
+        self._fetch("SELECT 1", ())

@@ -1,0 +1,123 @@
+"""``create_app(settings)``: the Flask application factory."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import redis
+from flask import Flask, jsonify
+from flask_smorest import Api
+from werkzeug.exceptions import HTTPException
+
+from schemas.http import ErrorOut
+from service import metrics
+from service.bootstrap import Components, bootstrap
+from service.config import Settings
+from service.core.commands import GameService
+from service.core.errors import DomainError
+from service.core.eventstore import StoreUnavailable
+from service.http import audit, common, games, leaderboards, ops
+from service.http.errors import ApiError, from_domain, unavailable
+
+log = logging.getLogger(__name__)
+
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "token_required",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+    422: "validation_error",
+    429: "too_many_requests",
+}
+
+
+class QuarterdeckApi(Api):
+    # Our one error shape in the generated spec, instead of flask-smorest's.
+    ERROR_SCHEMA = ErrorOut
+
+
+def create_app(settings: Settings | Components | None = None, **flask_config: Any) -> Flask:
+    """The WSGI app over ``settings`` (default: the environment), or over
+    components already built by the composition root."""
+    components = settings if isinstance(settings, Components) else bootstrap(settings)
+    settings = components.settings
+    app = Flask("quarterdeck")
+    app.config.update(
+        API_TITLE="Quarterdeck",
+        API_VERSION="1.0.0",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        # One byte more than we accept: a chunked body (no Content-Length) is
+        # cut at this limit by werkzeug, and a cut body must still be seen to
+        # be too large (``common.check_body``), never parsed as if complete.
+        MAX_CONTENT_LENGTH=settings.max_body_bytes + 1,
+        JSON_SORT_KEYS=False,
+    )
+    app.config.update(flask_config)
+
+    game_service = GameService(
+        components.store,
+        components.nudge,
+        cache_size=settings.state_cache_size,
+        snapshot_every=settings.snapshot_every,
+        on_conflict=metrics.CONFLICTS.inc,
+    )
+    app.extensions["quarterdeck"] = common.Services(components, game_service)
+
+    api = QuarterdeckApi(
+        app,
+        spec_kwargs={
+            "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        },
+    )
+    for module in (games, audit, leaderboards, ops):
+        api.register_blueprint(module.blp)
+
+    app.before_request(common.check_body)
+    _register_errors(app)
+    return app
+
+
+def _register_errors(app: Flask) -> None:
+    @app.errorhandler(ApiError)
+    def api_error(err: ApiError):
+        return jsonify(err.to_json()), err.status
+
+    @app.errorhandler(DomainError)
+    def domain_error(err: DomainError):
+        return api_error(from_domain(err))
+
+    @app.errorhandler(StoreUnavailable)
+    def store_down(err: StoreUnavailable):
+        return api_error(unavailable("postgres", type(err).__name__))
+
+    @app.errorhandler(redis.ConnectionError)
+    @app.errorhandler(redis.TimeoutError)
+    def redis_down(err: Exception):
+        return api_error(unavailable("redis", type(err).__name__))
+
+    @app.errorhandler(HTTPException)
+    def http_error(err: HTTPException):
+        status = err.code or 500
+        details: dict[str, Any] = {}
+        data = getattr(err, "data", None)
+        if isinstance(data, dict) and "messages" in data:
+            details["fields"] = data["messages"]
+        message = err.description or err.name
+        if status == 422:
+            message = "The request does not match its schema."
+        return api_error(ApiError(status, _HTTP_CODES.get(status, "http_error"), message, details))
+
+    @app.errorhandler(Exception)
+    def unexpected(err: Exception):
+        import psycopg
+
+        if isinstance(err, psycopg.OperationalError):
+            return store_down(StoreUnavailable(str(err)))
+        log.exception("unhandled error")
+        return api_error(ApiError(500, "internal_error", "Something went wrong on our side."))

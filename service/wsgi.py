@@ -1,9 +1,0 @@
-"""gunicorn entry point: ``gunicorn service.wsgi:app``."""
-
-from service.app import create_app
-from service.config import Settings
-from service.logs import configure_logging
-
-_settings = Settings.from_env()
-configure_logging(_settings.log_level)
-app = create_app(_settings)

@@ -1,0 +1,154 @@
+"""The projection nudge: how a commit reaches the worker that projects it.
+
+One protocol, all of it here (keys, TTLs, the two Lua scripts):
+
+* a commit **marks** its game dirty in its shard's set and, unless that
+  shard's drain job is already queued or lingering, flags one ``queued`` and
+  enqueues it (one atomic script, one round trip); if one is lingering, it
+  **wakes** it instead;
+* the drain job (``workers.jobs.drain``) clears the flag, drains the set,
+  then **lingers**: flagged ``lingering``, it projects each new commit as it
+  arrives, woken through a list, until it is idle or wanted elsewhere, and
+  then **unlingers** atomically.
+
+The flag moves ``queued`` -> absent -> ``lingering`` -> absent, so no commit
+can be missed: either a commit saw the flag and its game is in the set the job
+drains once more after it stops, or it did not and enqueues a new job.  The
+API calls one function, :meth:`Nudge.__call__`, after every commit, and the
+query side calls the same one to ask for a missing read model.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+
+import redis
+from rq import Queue
+
+from service import metrics
+
+log = logging.getLogger(__name__)
+
+#: Seconds a "drain job queued" flag lives at most: a job lost while its flag
+#: lives holds up its shard's games this long at most (or until the worker's
+#: sweep, every 5 s); while the worker is backlogged longer, a shard gets one
+#: more (harmless) job per TTL.
+PENDING_TTL = 2
+#: The flag's value while a drain job lingers.
+LINGERING = b"lingering"
+#: TTL of the "lingering" flag, refreshed while the job lives: a worker killed
+#: while lingering holds its shard up this long at most (and the sweep runs).
+LINGER_TTL = 2
+#: A lingering job waits this long for a wake-up before it checks whether
+#: other jobs wait for the worker.
+LINGER_POLL = 0.05
+
+#: The job a nudge enqueues (by name: the API never imports the worker's jobs).
+DRAIN_JOB = "workers.jobs.drain"
+
+#: After a commit, in one round trip: mark the game dirty; if no drain job is
+#: queued or lingering, flag one as queued and answer 1 (the caller enqueues
+#: it); if one is lingering, wake it.
+MARK = """
+redis.call('SADD', KEYS[1], ARGV[1])
+local flag = redis.call('GET', KEYS[2])
+if not flag then
+    redis.call('SET', KEYS[2], 'queued', 'EX', ARGV[2])
+    return 1
+end
+if flag == 'lingering' then
+    redis.call('LPUSH', KEYS[3], '1')
+    redis.call('LTRIM', KEYS[3], 0, 0)
+end
+return 0
+"""
+
+#: Stop lingering: delete the flag only if it still says "lingering".  If it
+#: expired meanwhile and a commit flagged a new job "queued", the flag is that
+#: job's and stays.
+UNLINGER = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('DEL', KEYS[1])
+end
+"""
+
+
+def shard_of(game_id: str, shards: int) -> int:
+    return zlib.crc32(game_id.encode()) % shards
+
+
+def dirty(shard: int) -> str:
+    """Set of games with commits not yet projected, in one shard."""
+    return f"projection:{{{shard}}}:dirty"
+
+
+def drain_pending(shard: int) -> str:
+    """The shard's drain job: ``queued`` while one is queued and not started
+    (it will drain whatever the set holds when it runs), ``lingering`` while
+    one is waiting for new commits (each commit wakes it); absent otherwise."""
+    return f"projection:{{{shard}}}:pending"
+
+
+def wake(shard: int) -> str:
+    """List a commit pushes to, to wake the shard's lingering drain job."""
+    return f"projection:{{{shard}}}:wake"
+
+
+class Nudge:
+    """Both ends of the protocol over one Redis connection and RQ queue."""
+
+    def __init__(self, r: redis.Redis, queue: Queue, shards: int):
+        self.redis = r
+        self.queue = queue
+        self.shards = shards
+        self._mark = r.register_script(MARK)
+        self._unlinger = r.register_script(UNLINGER)
+
+    # -- the API's side -------------------------------------------------------
+    def __call__(self, game_id: str) -> None:
+        """After a commit (or for a missing read model): mark the game dirty
+        and make sure a worker drains its shard.  If Redis is away the intent
+        still stands; the worker's sweep projects it later."""
+        try:
+            shard = shard_of(game_id, self.shards)
+            # Coalesce: while a drain job for the shard is queued (not started)
+            # or lingering, it will project this game too.  Under load one RQ
+            # job projects many games: RQ's own bookkeeping (~30 Redis round
+            # trips a job) cost several times a projection (docs/PERFORMANCE.md).
+            if self._mark(keys=[dirty(shard), drain_pending(shard), wake(shard)], args=[game_id, PENDING_TTL]):
+                self.queue.enqueue_call(DRAIN_JOB, args=(shard,), result_ttl=0, failure_ttl=3600)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            metrics.ENQUEUE_FAILURES.inc()
+            log.warning("projection of %s not enqueued (%s); the sweep will catch up", game_id, exc)
+
+    # -- the drain job's side -------------------------------------------------
+    def take_over(self, shard: int) -> None:
+        """A drain job starts: clear the ``queued`` flag before reading the set,
+        so a game marked from now on enqueues a new job and one marked before
+        is in the set."""
+        self.redis.delete(drain_pending(shard))
+
+    def pop_dirty(self, shard: int, count: int) -> list[str]:
+        return [gid.decode() for gid in self.redis.spop(dirty(shard), count)]
+
+    def put_back(self, shard: int, game_ids: list[str]) -> None:
+        self.redis.sadd(dirty(shard), *game_ids)
+
+    def start_lingering(self, shard: int) -> bool:
+        """Flag the shard ``lingering`` unless a new job was flagged meanwhile."""
+        return bool(self.redis.set(drain_pending(shard), LINGERING, nx=True, ex=LINGER_TTL))
+
+    def wait_for_commit(self, shard: int, timeout: float) -> bool:
+        """Block until a commit wakes the lingering job, or ``timeout``."""
+        return bool(self.redis.brpop([wake(shard)], timeout=timeout))
+
+    def keep_lingering(self, shard: int) -> None:
+        self.redis.expire(drain_pending(shard), LINGER_TTL)
+
+    def stop_lingering(self, shard: int) -> None:
+        self._unlinger(keys=[drain_pending(shard)], args=[LINGERING])
+
+    def others_waiting(self) -> bool:
+        """Another job waits in the queue: this worker is wanted elsewhere."""
+        return bool(self.redis.llen(self.queue.key))
