@@ -8,7 +8,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PORT=8000 \
     WEB_CONCURRENCY=2 \
-    GUNICORN_THREADS=8
+    GUNICORN_WORKER_CONNECTIONS=4000
 
 RUN groupadd --system --gid 10001 quarterdeck \
  && useradd --system --uid 10001 --gid quarterdeck --home-dir /app --shell /usr/sbin/nologin quarterdeck
@@ -27,7 +27,8 @@ USER quarterdeck
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD python -c "import os, urllib.request; urllib.request.urlopen(f'http://127.0.0.1:{os.environ.get(\"PORT\", \"8000\")}/healthz', timeout=2)"
-# exec: gunicorn is PID 1 and gets SIGTERM directly (graceful stop).
-CMD exec gunicorn service.http.wsgi:app --bind "0.0.0.0:${PORT}" --workers "${WEB_CONCURRENCY}" \
-    --worker-class gthread --threads "${GUNICORN_THREADS}" --timeout 30 --graceful-timeout 20 \
-    --no-control-socket --log-level "$(echo "${QD_LOG_LEVEL:-info}" | tr 'A-Z' 'a-z')"
+# exec: gunicorn is PID 1 and gets SIGTERM directly (graceful stop).  Its settings (gevent workers,
+# time limits on headers and bodies) are make run's: service/http/gunicorn_conf.py.
+CMD exec gunicorn -c python:service.http.gunicorn_conf service.http.wsgi:app --bind "0.0.0.0:${PORT}" \
+    --workers "${WEB_CONCURRENCY}" --no-control-socket \
+    --log-level "$(echo "${QD_LOG_LEVEL:-info}" | tr 'A-Z' 'a-z')"

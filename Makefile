@@ -38,7 +38,7 @@ script = if [ ! -f scripts/$(1).py ]; then echo "error: scripts/$(1).py does not
   $(LOAD_ENV); $(PY) scripts/$(1).py $(ARGS)
 
 .PHONY: help install run test test-fast test-layer migrate worker rebuild catch-up audit replay export verify lint fmt \
-        bench demo soak up down clean
+        bench demo soak up down clean browser screenshots
 
 help: ## list the targets
 	@echo "Quarterdeck — make targets (services: env DATABASE_URL/REDIS_URL, else a running 'make run')"
@@ -66,14 +66,33 @@ pytest = rc=0; $(VENV)/bin/pytest $(1) $(PYTEST_ARGS) || rc=$$?; \
   if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests (exit 5): that is a failure" >&2; fi; \
   exit $$rc
 
-test: install ## the whole suite: pytest over tests/ (TESTS=tests/unit narrows); PYTEST_ARGS='-k ...' passes options
+test: install browser ## the whole suite: pytest over tests/ (TESTS=tests/unit narrows); PYTEST_ARGS='-k ...' passes options
 	@$(call pytest,$(or $(TESTS),tests))
 
 test-fast: install ## unit + scenario tests and a short conformance run: no servers, well under a minute
 	@QD_PLAYOUTS=$${QD_PLAYOUTS:-0.1} $(call pytest,-m "unit or scenario or property" tests/unit tests/scenario tests/property)
 
-test-layer: install ## one layer of the suite: LAYER=unit|scenario|property|integration|e2e|security|fuzz|faults|load
+test-layer: install browser ## one layer of the suite: LAYER=unit|scenario|property|integration|e2e|security|fuzz|faults|load|browser
 	@$(call require,LAYER,a layer name); $(call pytest,-m "$(LAYER)" tests)
+
+# The browser tests (tests/browser) drive the operating system's headless Chromium through its own
+# chromedriver (Debian: both from one source package, so their versions always match); nothing
+# downloads a browser at run time.  As root, a missing browser is installed with apt-get.
+CHROMIUM ?= /usr/bin/chromium
+CHROMEDRIVER ?= /usr/bin/chromedriver
+export CHROMIUM CHROMEDRIVER
+browser: ## make sure headless Chromium and chromedriver are installed (apt-get as root)
+	@if [ -x "$(CHROMIUM)" ] && [ -x "$(CHROMEDRIVER)" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then \
+	  echo "error: the browser tests need $(CHROMIUM) and $(CHROMEDRIVER): run as root 'apt-get install -y chromium chromium-driver'" >&2; \
+	  echo "       (or set CHROMIUM=/path CHROMEDRIVER=/path to a matching pair)" >&2; exit 1; fi; \
+	if ! command -v apt-get >/dev/null; then echo "error: no apt-get here: install Chromium and its chromedriver, then set CHROMIUM and CHROMEDRIVER" >&2; exit 1; fi; \
+	echo "installing chromium and chromium-driver (apt-get)"; \
+	DEBIAN_FRONTEND=noninteractive apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
+	[ -x "$(CHROMIUM)" ] && [ -x "$(CHROMEDRIVER)" ] || { echo "error: chromium installed but $(CHROMIUM) or $(CHROMEDRIVER) is missing" >&2; exit 1; }
+
+screenshots: install browser ## run the browser tests and keep their screenshots in docs/img/ (for the README)
+	@export QD_SCREENSHOTS=docs/img; $(call pytest,-m browser tests/browser)
 
 migrate: install ## create the database if missing and apply migrations
 	@$(LOAD_ENV); $(PY) -m service migrate

@@ -1,14 +1,15 @@
 """``make run``: the whole service on one machine, for development.
 
 Inside ``dev_services()`` (PostgreSQL and Redis from the environment, else embedded): apply the
-migrations, start gunicorn and one RQ worker as child processes, write ``.devdata/env`` (the URLs
+migrations, start gunicorn and one RQ worker as child processes (the worker also runs the sweep
+and the clocks' scheduler, ``workers/timeouts.py``: nothing else is needed), write ``.devdata/env`` (the URLs
 in use, for other make targets to source), and print the API's URL once ``/healthz`` answers.
 Ctrl-C or SIGTERM stops the children, then the services.  If a child dies, everything stops and
 the exit status is non-zero.
 
-Settings: PORT (8000), WEB_CONCURRENCY (gunicorn workers, 2), GUNICORN_THREADS (8),
-GUNICORN_ACCESS_LOG (1 to log requests), ADMIN_TOKEN (generated for this run if unset),
-QD_LOG_LEVEL.
+Settings: PORT (8000), WEB_CONCURRENCY (gunicorn workers, 2), GUNICORN_WORKER_CONNECTIONS (4000
+per worker), GUNICORN_ACCESS_LOG (1 to log requests), ADMIN_TOKEN (generated for this run if
+unset), QD_LOG_LEVEL.
 """
 
 from __future__ import annotations
@@ -138,9 +139,11 @@ def _gunicorn_major() -> int:
 
 
 def _gunicorn_argv(port: int) -> list[str]:
+    # The server's settings (gevent workers, header and body time limits) are
+    # in service/http/gunicorn_conf.py, shared with compose.yaml and the Dockerfile.
     argv = [sys.executable, "-m", "gunicorn", "service.http.wsgi:app", "--bind", f"127.0.0.1:{port}"]
-    argv += ["--workers", str(_int_env("WEB_CONCURRENCY", 2)), "--worker-class", "gthread"]
-    argv += ["--threads", str(_int_env("GUNICORN_THREADS", 8)), "--timeout", "30", "--graceful-timeout", "10"]
+    argv += ["--config", "python:service.http.gunicorn_conf"]
+    argv += ["--workers", str(_int_env("WEB_CONCURRENCY", 2)), "--graceful-timeout", "10"]
     argv += ["--log-level", os.environ.get("QD_LOG_LEVEL", "info").lower()]
     if _gunicorn_major() >= 27:  # its control socket lives in ~/.gunicorn and clashes between runs
         argv += ["--no-control-socket"]
@@ -149,13 +152,43 @@ def _gunicorn_argv(port: int) -> list[str]:
     return argv
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def metrics_dir_for_run(root: Path = DEVDATA / "metrics", pid: int | None = None) -> Path:
+    """This run's own Prometheus multiprocess directory, empty: one per
+    ``make run`` (``run-<pid>``), so two runs on one machine never add up each
+    other's samples.  Directories of runs that are gone are removed; those of
+    runs still alive are left alone."""
+    pid = os.getpid() if pid is None else pid
+    root = root.resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    for old in root.iterdir():
+        # The flat layout of older runs (files right in root) goes too.
+        owner = old.name.removeprefix("run-")
+        if old.is_dir() and owner.isdigit() and int(owner) != pid and _pid_alive(int(owner)):
+            continue  # another run, still going
+        if old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink(missing_ok=True)
+    mine = root / f"run-{pid}"
+    mine.mkdir()
+    return mine
+
+
 def _serve(env: dict[str, str], port: int, env_file: dict[str, str], token_generated: bool, stop: _Stop) -> int:
     """Migrate, start the children, watch them; returns the exit status."""
     # One Prometheus registry across gunicorn's workers and the RQ worker:
     # each process writes its samples here and /metrics adds them up.
-    metrics_dir = Path(".devdata", "metrics").resolve()
-    shutil.rmtree(metrics_dir, ignore_errors=True)
-    metrics_dir.mkdir(parents=True)
+    metrics_dir = metrics_dir_for_run()
     env = env | {"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}
     _say("applying migrations: python -m service migrate")
     migrate = subprocess.run([sys.executable, "-m", "service", "migrate"], env=env)
@@ -196,6 +229,7 @@ def _serve(env: dict[str, str], port: int, env_file: dict[str, str], token_gener
     finally:
         _remove_env_file()
         _stop_all(children)
+        shutil.rmtree(metrics_dir, ignore_errors=True)
     return status
 
 

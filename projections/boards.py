@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from service.core import clocks
 from service.core.pipeline import GAME_CREATED, GAME_FINISHED
 from service.core.records import StoredEvent
 from service.games.base import ADMIN, Engine, State
@@ -34,7 +35,7 @@ def info_from(events: list[StoredEvent], info: dict[str, Any] | None) -> dict[st
 def info_of(game_id: str, created: dict[str, Any], received_at: str | None) -> dict[str, Any]:
     """The game's identity from its opening event's data."""
     at = received_at or ""
-    return {
+    info = {
         "id": game_id,
         "game": created["game"],
         "rules_version": created["rules_version"],
@@ -44,6 +45,16 @@ def info_of(game_id: str, created: dict[str, Any], received_at: str | None) -> d
         "created_at": at,
         "created_ms": _ms(at),
     }
+    # Who sits where, who organises, rated or casual: only where the opening
+    # records them (games before accounts have none: casual, seated by name).
+    info.update({k: created[k] for k in ACCESS_TERMS if k in created})
+    if "clock" in created:
+        info["clock"] = created["clock"]  # the time control (service/core/clocks.py)
+    return info
+
+
+#: The terms of ``GameCreated`` a reader needs to tell who is calling.
+ACCESS_TERMS = ("rated", "accounts", "created_by", "table")
 
 
 def _ms(iso: str) -> int:
@@ -58,14 +69,22 @@ def board_fields(
     state: State,
     version: int,
     finished: bool,
+    *,
+    result: dict[str, Any] | None = None,
+    clock: dict[str, Any] | None = None,
 ) -> dict[str, bytes | str]:
-    """Every field of the game's hash."""
+    """Every field of the game's hash.  ``result``: the platform's, from ``GameFinished``
+    (forfeited seats last; an abort); ``clock``: the clock recorded with the event at
+    ``version`` (``meta.clock``), shown as of that version."""
     # Views and legal lists come from the canonical (key-sorted) state: engines
     # iterate dicts in insertion order, which differs between a state folded
     # from scratch (rebuild) and one read back from the JSON checkpoint (live),
     # and the read model must not depend on which path built it.
     state = orjson.loads(dumps(state))
-    result = engine.result(state) if finished else None
+    if not finished:
+        result = None
+    elif result is None:
+        result = engine.result(state)  # a caller that did not pass the closing event's
     to_act = [] if finished else engine.to_act(state)
     fields = {
         "version": str(version),
@@ -73,6 +92,7 @@ def board_fields(
         "status": "finished" if finished else "active",
         "to_act": dumps(to_act),
         "result": dumps(result),
+        "clock": dumps(clocks.public(info.get("clock"), clock)),
         "state": dumps(state),
         "view:public": dumps(engine.view(state, None)),
         "view:admin": dumps(engine.view(state, ADMIN)),
@@ -82,6 +102,17 @@ def board_fields(
         legal = engine.legal(state, seat) if seat in to_act else []
         fields[f"legal:{seat}"] = dumps([c.to_json() for c in legal])
     return fields
+
+
+def stream_terms(events: list[StoredEvent]) -> dict[str, Any]:
+    """What :func:`board_fields` takes from a stream besides the state (the keyword arguments
+    of a rebuild from stored events): the closing event's result, and the clock recorded with
+    the last event."""
+    last = events[-1] if events else None
+    if last is None:
+        return {"result": None, "clock": None}
+    result = last.data.get("result") if last.type == GAME_FINISHED else None
+    return {"result": result, "clock": last.meta.get("clock")}
 
 
 def is_finished(events: list[StoredEvent], already: bool) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 import redis
 
 from projections import keys
+from service.core.pipeline import shown_result
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -34,6 +35,9 @@ def index_game(pipe: Any, info: dict[str, Any], fields: dict[str, str], finished
     pipe.zadd(keys.games_by("game", info["game"]), {gid: score})
     for player in info["players"]:
         pipe.zadd(keys.games_by("player", player), {gid: score})
+    if info.get("rated"):
+        # Rated games (``?rated=true``); every other game is casual.
+        pipe.zadd(keys.games_by("rated", "true"), {gid: score})
     status = fields["status"]
     other = "active" if status == "finished" else "finished"
     pipe.zrem(keys.games_by("status", other), gid)
@@ -77,7 +81,8 @@ def page(r: redis.Redis, facets: dict[str, str], offset: int, limit: int) -> tup
                 "created_at": info["created_at"],
                 "status": row[1].decode(),
                 "version": int(row[2]),
-                "result": json.loads(row[3]) if row[3] else None,
+                "result": shown_result(json.loads(row[3])) if row[3] else None,
+                "rated": bool(info.get("rated", False)),
             }
         )
     return games, total

@@ -18,5 +18,9 @@ def games_by(facet: str, value: str) -> str:
     return f"games:{facet}:{value}"
 
 
+#: Sorted set of running games by their earliest clock deadline (``projections/deadlines.py``);
+#: under ``games:`` so that a rebuild drops it with the game lists and writes it again.
+DEADLINES = "games:deadlines"
+
 #: Global-feed cursor of the catch-up sweep.
 SWEEP_CURSOR = "sweep:cursor"

@@ -21,10 +21,17 @@ order in which games finished, so the order must be the same for every reader:
 Ratings: openskill's Plackett-Luce model, one rating per (game type, player),
 updated with each finished game's ranks (1 = best, ties share a rank).
 
+Only **rated** games reach the ratings: their ``GameCreated`` says
+``"rated": true`` (every seat an account that joined itself or that an
+organiser seated; ``service.core.pipeline``), and they did not end aborted.
+A casual game (seated by name, or from before accounts) is listed on its
+players' pages, marked ``"rated": false``, and changes no rating.
+
 Keys (all share the hash tag ``{lb}``: one Redis Cluster slot, so the whole
 update is one transaction)::
 
     lb:{lb}:cursor               JSON [tx_id, position] of the last folded event
+    lb:{lb}:format               FORMAT of the keys below; another one is folded again
     lb:{lb}:meta                 hash  game -> number of finished games folded
     lb:{lb}:stats:<game>         hash  player -> canonical JSON of the player's record
     lb:{lb}:board:<game>         zset  player, score = -rating (ZRANGE = best first,
@@ -44,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from service.core.eventstore import EventStore
-from service.core.pipeline import GAME_FINISHED
+from service.core.pipeline import GAME_CREATED, GAME_FINISHED
 from service.core.records import START, Cursor, StoredEvent
 
 if TYPE_CHECKING:
@@ -55,6 +62,11 @@ log = logging.getLogger(__name__)
 PREFIX = "lb:{lb}:"
 CURSOR = PREFIX + "cursor"
 META = PREFIX + "meta"
+#: The leaderboards' format: a consumer that finds another one (an upgrade
+#: that changes what counts, e.g. 2 = rated games only) folds them again from
+#: the start, so the live leaderboards always equal a rebuild.
+FORMAT_KEY = PREFIX + "format"
+FORMAT = "2"
 #: Games kept in a player's recent list.
 RECENT = 20
 #: Finished games folded per transaction.
@@ -138,9 +150,11 @@ class _Finished:
     scores: list[Any]
     ranks: list[int]
     finished_at: str
+    #: Counts on the leaderboards; otherwise only listed on the players' pages.
+    rated: bool = False
 
 
-def _finished(event: StoredEvent, game: str, players: list[str]) -> _Finished | None:
+def _finished(event: StoredEvent, game: str, players: list[str], rated: bool = False) -> _Finished | None:
     """``None`` for a result the leaderboards cannot use (no ranks): such a
     game is passed over, the same way live and in a rebuild, rather than
     blocking every game after it."""
@@ -162,6 +176,8 @@ def _finished(event: StoredEvent, game: str, players: list[str]) -> _Finished | 
         scores=[scores.get(str(s)) for s in seats],
         ranks=ranks,
         finished_at=event.meta.get("received_at") or "",
+        # An aborted game (an organiser's abort, the length cap) is unrated.
+        rated=rated and result.get("reason") != "aborted",
     )
 
 
@@ -187,6 +203,9 @@ class _Fold:
         return self.counts[game]
 
     def apply(self, f: _Finished) -> None:
+        if not f.rated:
+            self._casual(f)
+            return
         records = [self.record(f.game, p) for p in f.players]
         teams = [
             [model().create_rating([float(rec["mu"]), float(rec["sigma"])], name=p)]
@@ -198,10 +217,15 @@ class _Fold:
         for seat, (rec, team) in enumerate(zip(records, rated, strict=True)):
             rec["mu"] = fixed(team[0].mu, STATE_DECIMALS)
             rec["sigma"] = fixed(team[0].sigma, STATE_DECIMALS)
+            # Games with a score: a game that ended because its other seats left (a forfeit)
+            # has ranks but no scores, and counts for the rating but not the average.
+            scored = rec.get("scored", rec["games"])
             rec["games"] += 1
             rec["wins"] += 1 if f.ranks[seat] == 1 else 0
             score = f.scores[seat]
+            rec["scored"] = scored
             if isinstance(score, int | float) and not isinstance(score, bool):
+                rec["scored"] = scored + 1
                 rec["score_sum"] += score
                 rec["best"] = score if rec["best"] is None else max(rec["best"], score)
             rec["last_game"] = f.game_id
@@ -218,6 +242,23 @@ class _Fold:
                 "score": f.scores[seat],
                 "players": [{"player": p, "rank": f.ranks[i], "score": f.scores[i]} for i, p in enumerate(f.players)],
                 "rating_after": fixed(rating_of(float(rec["mu"]), float(rec["sigma"])), SHOW_DECIMALS),
+                "rated": True,
+            }
+            self.recent.setdefault(player, []).append(dumps(entry))
+
+    def _casual(self, f: _Finished) -> None:
+        """A casual game: on its players' pages, marked so; no rating moves."""
+        for seat, player in enumerate(f.players):
+            entry = {
+                "game_id": f.game_id,
+                "game": f.game,
+                "finished_at": f.finished_at,
+                "seat": seat,
+                "rank": f.ranks[seat],
+                "score": f.scores[seat],
+                "players": [{"player": p, "rank": f.ranks[i], "score": f.scores[i]} for i, p in enumerate(f.players)],
+                "rating_after": None,
+                "rated": False,
             }
             self.recent.setdefault(player, []).append(dumps(entry))
 
@@ -245,14 +286,18 @@ def read_cursor(raw: bytes | None) -> Cursor:
     return (str(tx), int(pos))
 
 
-def _players_of(store: EventStore, cache: dict[str, tuple[str, list[str]]], game_id: str) -> tuple[str, list[str]]:
-    """Game type and player handles (seat = index) from the game's record,
-    which holds the same as its ``GameCreated`` event."""
+def _players_of(
+    store: EventStore, cache: dict[str, tuple[str, list[str], bool]], game_id: str
+) -> tuple[str, list[str], bool]:
+    """Game type, player handles (seat = index) and whether it is rated, from
+    the game's ``GameCreated`` event: the stream alone decides, so a rebuild
+    needs nothing else.  A game from before accounts has no ``rated``: casual."""
     if game_id not in cache:
-        record = store.game(game_id)
-        if record is None:  # pragma: no cover - events reference their game (foreign key)
-            raise RuntimeError(f"GameFinished for unknown game {game_id}")
-        cache[game_id] = (record.game, list(record.players))
+        opening = store.read(game_id, after=0, upto=1)
+        if not opening or opening[0].type != GAME_CREATED:  # pragma: no cover - every stream opens so
+            raise RuntimeError(f"GameFinished for game {game_id} without its GameCreated")
+        created = opening[0].data
+        cache[game_id] = (created["game"], list(created["players"]), created.get("rated") is True)
     return cache[game_id]
 
 
@@ -272,7 +317,7 @@ def step(r: redis.Redis, store: EventStore, batch: int = BATCH) -> int | None:
 
     Returns how many were folded (0: caught up), or ``None`` if another
     consumer moved the cursor first (nothing was written; try again)."""
-    games: dict[str, tuple[str, list[str]]] = {}
+    games: dict[str, tuple[str, list[str], bool]] = {}
     with r.pipeline() as pipe:
         try:
             pipe.watch(CURSOR)
@@ -284,13 +329,14 @@ def step(r: redis.Redis, store: EventStore, batch: int = BATCH) -> int | None:
             _check_order(cursor, [c for c, _ in rows])
             fold = _Fold(pipe)
             for _, event in rows:
-                game, players = _players_of(store, games, event.game_id)
-                finished = _finished(event, game, players)
+                game, players, rated = _players_of(store, games, event.game_id)
+                finished = _finished(event, game, players, rated)
                 if finished is not None:
                     fold.apply(finished)
             pipe.multi()
             fold.write(pipe)
             pipe.set(CURSOR, dumps(list(rows[-1][0])))
+            pipe.set(FORMAT_KEY, FORMAT)
             pipe.execute()
             return len(rows)
         except redis.WatchError:
@@ -310,6 +356,8 @@ def reset(r: redis.Redis, retries: int = 20) -> None:
                 if found:
                     pipe.delete(*found)
                 pipe.delete(CURSOR)
+                # Empty leaderboards of this format (folded from the start next).
+                pipe.set(FORMAT_KEY, FORMAT)
                 pipe.execute()
                 return
             except redis.WatchError:
@@ -332,7 +380,9 @@ def consume(
     Losing a race to another consumer is normal (it did the work); after
     ``max_conflicts`` lost races in a row we stop and leave the rest to the
     winner or to the next sweep."""
-    if rebuild:
+    if rebuild or r.get(FORMAT_KEY) != FORMAT.encode():
+        # A rebuild, or leaderboards of another format (folded before an
+        # upgrade that changed what counts): fold everything again.
         reset(r)
     folded = conflicts = 0
     while conflicts < max_conflicts:
@@ -354,6 +404,7 @@ def present(player: str, rec: dict[str, Any]) -> dict[str, Any]:
     """A player's record as the API shows it."""
     mu, sigma = float(rec["mu"]), float(rec["sigma"])
     games = rec["games"]
+    scored = rec.get("scored", games)  # records from before forfeits: every game had scores
     return {
         "player": player,
         "rating": rating_of(mu, sigma),
@@ -361,7 +412,7 @@ def present(player: str, rec: dict[str, Any]) -> dict[str, Any]:
         "sigma": float(fixed(sigma, SHOW_DECIMALS)),
         "games": games,
         "wins": rec["wins"],
-        "average_score": float(fixed(rec["score_sum"] / games, SHOW_DECIMALS)) if games else None,
+        "average_score": float(fixed(rec["score_sum"] / scored, SHOW_DECIMALS)) if scored else None,
         "best_score": rec["best"],
     }
 
@@ -434,7 +485,7 @@ def player(r: redis.Redis, handle: str, games: list[str]) -> dict[str, Any]:
         recent = []
         for raw in pipe.lrange(recent_key(handle), 0, RECENT - 1):
             entry = json.loads(raw)
-            entry["rating_after"] = float(entry["rating_after"])
+            entry["rating_after"] = None if entry["rating_after"] is None else float(entry["rating_after"])
             recent.append(entry)
         return {"player": handle, "ratings": ratings, "recent": recent}
 

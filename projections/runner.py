@@ -24,8 +24,9 @@ import orjson
 import redis
 from prometheus_client import Histogram
 
-from projections import game_lists, keys
+from projections import deadlines, game_lists, keys, publish
 from projections.boards import board_fields, dumps, info_of
+from service.core import clocks
 from service.core.eventstore import EventStore, StoreUnavailable
 from service.core.pipeline import GAME_CREATED, GAME_FINISHED
 from service.core.records import DATA, SEQ, START, TYPE, Cursor, FoldBatch, FoldRow
@@ -168,6 +169,8 @@ class _Write:
     fields: dict[str, Any]
     finished_now: bool
     newest_at: str | None
+    #: The earliest deadline of a seat to act (``projections/deadlines.py``), if a clock runs.
+    deadline: str | None = None
 
 
 def _prepare(
@@ -194,12 +197,15 @@ def _prepare(
         raise RuntimeError(f"game {game_id}: stream has no opening event")
     # GameFinished closes a stream: nothing is appended after it.
     finished = status == b"finished" or last[TYPE] == GAME_FINISHED
-    fields = _fold(info, raw_state, rows, finished)
+    # The platform's result (forfeits ranked last, or an abort) closes the stream.
+    result = last[DATA]["result"] if last[TYPE] == GAME_FINISHED else None
+    fields = _fold(info, raw_state, rows, finished, result, batch.clock)
     if raw_info is None:
         # Seat token hashes, so queries can tell seats apart without asking
         # PostgreSQL.
         fields["auth"] = dumps([h.hex() for h in token_hashes()])
-    write = _Write(keys.game(game_id), info, fields, finished and status != b"finished", batch.newest_at)
+    deadline = None if finished else clocks.earliest(batch.clock)
+    write = _Write(keys.game(game_id), info, fields, finished and status != b"finished", batch.newest_at, deadline)
     return last[SEQ], finished, write
 
 
@@ -207,6 +213,11 @@ def _apply(pipe: Any, write: _Write) -> None:
     pipe.hset(write.key, mapping=write.fields)
     # The game lists move in the same MULTI as the board they index.
     game_lists.index_game(pipe, write.info, write.fields, write.finished_now)
+    # The clocks' index too: the scheduler looks for timeouts there (workers/timeouts.py).
+    deadlines.index(pipe, write.info["id"], write.deadline)
+    # Followers (streams, waits, accounts) are pushed the news from inside the
+    # same MULTI: heard only once the write is there (projections/publish.py).
+    publish.game_written(pipe, write.info, write.fields, write.finished_now, write.newest_at)
 
 
 def _observe_lag(received: str | None) -> None:
@@ -215,11 +226,18 @@ def _observe_lag(received: str | None) -> None:
         LAG.observe(max(lag, 0.0))
 
 
-def _fold(info: dict[str, Any], raw_state: bytes | None, rows: list[FoldRow], finished: bool) -> dict[str, str]:
+def _fold(
+    info: dict[str, Any],
+    raw_state: bytes | None,
+    rows: list[FoldRow],
+    finished: bool,
+    result: dict[str, Any] | None = None,
+    clock: dict[str, Any] | None = None,
+) -> dict[str, str]:
     engine = registry.get(info["game"], info["rules_version"])
     state = orjson.loads(raw_state) if raw_state else None
     state = fold_rows(engine, rows, state)
-    return board_fields(engine, info, state, rows[-1][SEQ], finished)
+    return board_fields(engine, info, state, rows[-1][SEQ], finished, result=result, clock=clock)
 
 
 def rebuild_game(r: redis.Redis, store: EventStore, game_id: str) -> int:

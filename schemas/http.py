@@ -3,25 +3,71 @@ separate schemas; the OpenAPI document at /openapi.json is generated from them."
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
+from schemas.openapi import ref, results, typed, views
+from service.core import clocks
 from service.games import registry
 
-HANDLE = validate.Regexp(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,31}$", error="1-32 letters, digits, '_', '.', '-'")
+# \Z, not $: a $ lets a trailing newline through ("ann\n").
+HANDLE = validate.Regexp(
+    r"^(?:[A-Za-z0-9][A-Za-z0-9_.\-]{0,31}|[A-Za-z0-9_-]{3,24})\Z",
+    error="an account handle (3-24 of A-Z a-z 0-9 _ -) or 1-32 letters, digits, '_', '.', '-'",
+)
 GAMES = registry.registered()
 
 
 # -- in ---------------------------------------------------------------------
+_SECONDS = {"strict": True, "validate": validate.Range(min=1, max=clocks.MAX_SECONDS)}
+
+
+class ClockIn(Schema):
+    """A time control (docs/API.md "Clocks, resignation, abort"; ``service/core/clocks.py``)."""
+
+    type = fields.String(required=True, validate=validate.OneOf(clocks.TYPES))
+    base_s = fields.Integer(**_SECONDS, metadata={"description": "fischer: the time bank of each seat"})
+    increment_s = fields.Integer(
+        strict=True,
+        validate=validate.Range(min=0, max=clocks.MAX_SECONDS),
+        metadata={"description": "fischer: added after each of the seat's intents"},
+    )
+    per_decision_s = fields.Integer(**_SECONDS, metadata={"description": "deadline: the time for each decision"})
+
+    @validates_schema
+    def _one_shape(self, data: dict, **_: object) -> None:
+        try:
+            clocks.validate(data)
+        except clocks.InvalidClock as exc:
+            raise ValidationError(str(exc)) from None
+
+    @post_load
+    def _canonical(self, data: dict, **_: object) -> dict:
+        return clocks.validate(data)
+
+
 class CreateGameIn(Schema):
     game = fields.String(required=True, validate=validate.OneOf(GAMES))
+    clock = fields.Nested(
+        ClockIn,
+        allow_none=True,
+        load_default=None,
+        metadata={"description": "The time control; absent or null: the server's default (a deadline per decision)"},
+    )
     players = fields.List(fields.String(validate=HANDLE), required=True, validate=validate.Length(min=1, max=8))
     options = fields.Dict(keys=fields.String(validate=validate.Length(max=64)), load_default=dict)
+    accounts = fields.Boolean(
+        load_default=False,
+        metadata={"description": "The players are accounts' handles, each acting with its own key (organiser key)."},
+    )
+    rated = fields.Boolean(
+        load_default=False, metadata={"description": "Count on the leaderboards (only with 'accounts': true)."}
+    )
 
 
 class IntentIn(Schema):
     intent = fields.Dict(
         required=True,
-        metadata={"description": "One element of GET /legal, posted as is: {'type': ..., ...}"},
+        metadata={"description": "One element of GET /legal, posted as is: {'type': ..., ...}", **typed(ref("Intent"))},
     )
     expected_version = fields.Integer(strict=True, validate=validate.Range(min=0, max=2**31 - 1))
 
@@ -37,6 +83,7 @@ class ListGamesArgs(Schema):
     game = fields.String(validate=validate.OneOf(GAMES))
     status = fields.String(validate=validate.OneOf(["active", "finished"]))
     player = fields.String(validate=HANDLE)
+    rated = fields.Boolean(validate=validate.Equal(True), metadata={"description": "true: rated games only"})
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=500))
     offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=10**6))
 
@@ -55,43 +102,72 @@ class ErrorOut(Schema):
 class SeatOut(Schema):
     seat = fields.Integer(required=True)
     player = fields.String(required=True)
-    token = fields.String(required=True, metadata={"description": "Shown once; send as Bearer token."})
+    token = fields.String(
+        metadata={"description": "Shown once; send as Bearer token.  Absent for an account's seat (its key acts)."}
+    )
+    account = fields.Boolean(metadata={"description": "True: the seat is an account's; its key acts for it."})
 
 
 class CreateGameOut(Schema):
-    id = fields.String(required=True)
+    id = fields.String(required=True, metadata={"format": "uuid"})
     game = fields.String(required=True)
     version = fields.Integer(required=True)
     seed_commitment = fields.String(required=True)
     rules_version = fields.String(required=True)
     seats = fields.List(fields.Nested(SeatOut), required=True)
+    rated = fields.Boolean(metadata={"description": "Present for a game of accounts"})
+    created_by = fields.String(metadata={"description": "The organiser who created it, if one did"})
+    table = fields.String(metadata={"description": "The lobby table that started it"})
 
 
 class GameOut(Schema):
-    id = fields.String(required=True)
+    id = fields.String(required=True, metadata={"format": "uuid"})
     game = fields.String(required=True)
     version = fields.Integer(required=True)
     status = fields.String(required=True, validate=validate.OneOf(["active", "finished"]))
     players = fields.List(fields.String(), required=True)
     to_act = fields.List(fields.Integer(), required=True)
-    view = fields.Dict(required=True)
-    result = fields.Dict(allow_none=True, required=True)
+    view = fields.Dict(required=True, metadata={"description": "The game's `<Game>View`", **typed(views())})
+    result = fields.Dict(
+        allow_none=True, required=True, metadata={"description": "The game's `<Game>Result`", **typed(results())}
+    )
     seat = fields.Integer(allow_none=True, metadata={"description": "The caller's seat, if a seat token was sent"})
     created_at = fields.String()
     seed_commitment = fields.String()
     rules_version = fields.String()
+    rated = fields.Boolean(metadata={"description": "Counts on the leaderboards (false: casual)"})
+    created_by = fields.String(allow_none=True, metadata={"description": "The organiser who created it, if one did"})
+    clock = fields.Dict(
+        allow_none=True,
+        metadata={
+            "description": "The time control and, as of this version (as_of), each seat's remaining_s and the "
+            "deadline of each seat to act; null: no clock"
+        },
+    )
+
+
+class AbortIn(Schema):
+    reason = fields.String(load_default="", validate=validate.Length(max=500))
+
+
+class AbortOut(Schema):
+    version = fields.Integer(required=True)
+    events = fields.List(fields.Dict(), required=True, metadata={"description": "GameAborted and GameFinished"})
 
 
 class LegalOut(Schema):
     version = fields.Integer(required=True)
     seat = fields.Integer(required=True)
-    intents = fields.List(fields.Dict(), required=True)
+    intents = fields.List(fields.Dict(metadata=typed(ref("Intent"))), required=True)
 
 
 class EventOut(Schema):
     seq = fields.Integer(required=True)
     type = fields.String(required=True)
-    data = fields.Dict(required=True)
+    data = fields.Dict(
+        required=True,
+        metadata={"description": "As the caller's seat may see it; typed per game (`<Game>Event`, by `type`)."},
+    )
 
 
 class IntentOut(Schema):
@@ -101,13 +177,14 @@ class IntentOut(Schema):
 
 
 class GameSummaryOut(Schema):
-    id = fields.String(required=True)
+    id = fields.String(required=True, metadata={"format": "uuid"})
     game = fields.String(required=True)
-    status = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(["active", "finished"]))
     players = fields.List(fields.String(), required=True)
     version = fields.Integer(required=True)
     created_at = fields.String(required=True)
-    result = fields.Dict(allow_none=True)
+    result = fields.Dict(allow_none=True, metadata=typed(results()))
+    rated = fields.Boolean(metadata={"description": "Counts on the leaderboards (false: casual)"})
 
 
 class GameListOut(Schema):

@@ -68,7 +68,10 @@ class RecentGameOut(Schema):
     rank = fields.Integer(required=True, metadata={"description": "1 = best; tied seats share a rank"})
     score = fields.Raw(allow_none=True, required=True)
     players = fields.List(fields.Nested(SeatResultOut), required=True)
-    rating_after = fields.Float(required=True, metadata={"description": "This player's rating after the game"})
+    rating_after = fields.Float(
+        required=True, allow_none=True, metadata={"description": "This player's rating after the game (null: casual)"}
+    )
+    rated = fields.Boolean(metadata={"description": "False: a casual game, which moves no rating"})
 
 
 class PlayerOut(Schema):

@@ -8,8 +8,9 @@ One run measures (see ``docs/PERFORMANCE.md``):
   Flask INSERT endpoint under the same gunicorn set-up as ``make run``;
 * the peer — the ``eventsourcing`` library's reload-decide-save, in process;
 * ours — intents over HTTP (16 clients), projection lag, intent latency early
-  and late in long games, the in-memory fold ceiling, ``make rebuild`` (rate and
-  peak memory at two sizes), random playouts per game;
+  and late in long games, live delivery to 2,000 followers (``bench_delivery.py``),
+  the in-memory fold ceiling, ``make rebuild`` (rate and peak memory at two
+  sizes), random playouts per game;
 
 prints a table with the ratios and targets, and writes ``.bench/latest.json``.
 
@@ -36,6 +37,7 @@ from typing import Any
 
 import bench_api
 import bench_baseline
+import bench_delivery
 import bench_fold
 import bench_peer
 import bench_plan
@@ -48,7 +50,7 @@ from service.bootstrap import bootstrap as make_context
 from service.config import Settings
 from service.core.commands import GameService
 
-PHASES = ("pg", "flask", "peer", "api", "lag", "depth", "playout", "rebuild")
+PHASES = ("pg", "flask", "peer", "api", "lag", "depth", "followers", "playout", "rebuild")
 CLIENTS = 16
 _t0 = time.perf_counter()
 
@@ -263,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
             say(f"  {peer.get('rate') or 0:,.0f} commands/s")
         if any(_phase(p, only) for p in ("api", "lag", "depth")):
             run_http(env, res, svc, ctx, seconds, only)
+        if _phase("followers", only):
+            bench_delivery.run(env, res, svc, ctx, seconds, say)
         if _phase("playout", only):
             say("playouts: random 2-player games in process")
             for name, p in bench_fold.playouts(max(1.0, seconds / 4)).items():

@@ -110,6 +110,10 @@ class BenchEnv:
             QD_QUEUE=self.queue,
             QD_LOG_LEVEL="warning",
             PYTHONUNBUFFERED="1",
+            # The benchmark measures the service, not its abuse limits.
+            QD_RATE_LIMITS=os.environ.get("QD_RATE_LIMITS", "off"),
+            # Every follower of the followers phase comes from one address.
+            QD_STREAMS_PER_ADDRESS=os.environ.get("QD_STREAMS_PER_ADDRESS", "5000"),
         )
 
     # -- processes --------------------------------------------------------

@@ -25,6 +25,10 @@ FIGURES: dict[str, tuple[str, str]] = {
     "rebuild_rate": ("events/s", "make rebuild from PostgreSQL"),
     "latency_seq20": ("ms", "p50 intent latency near the start of a game"),
     "latency_seq2000": ("ms", "p50 intent latency at seq ~2000"),
+    "followers_delivery_p50_ms": ("ms", "projection commit -> read by a follower, p50 (2,000 followers, 50 games)"),
+    "followers_delivery_p99_ms": ("ms", "projection commit -> read by a follower, p99"),
+    "healthz_p99_ms_with_followers": ("ms", "/healthz p99 while 2,000 followers and 16 intent clients run"),
+    "api_intents_16_with_followers": ("intents/s", "api_intents_16 while 2,000 followers follow the games"),
 }
 
 
@@ -71,6 +75,15 @@ class Results:
             at_most("lag_p50_ms", self.get("lag_p50_ms"), 5),
             at_most("lag_p99_ms", self.get("lag_p99_ms"), 20),
             at_least("rebuild_rate / fold_ceiling", self.ratio("rebuild_rate", "fold_ceiling"), 0.5),
+        ]
+        out += [
+            at_most("followers_delivery_p99_ms", self.get("followers_delivery_p99_ms"), 100),
+            at_most("healthz_p99_ms_with_followers", self.get("healthz_p99_ms_with_followers"), 50),
+            at_least(
+                "api_intents_16_with_followers / api_intents_16",
+                self.ratio("api_intents_16_with_followers", "api_intents_16"),
+                0.9,
+            ),
         ]
         growth = self.details.get("rebuild_rate", {}).get("rss_growth")
         out.append(at_most("rebuild RSS growth (largest / smallest scale)", growth, 1.25))

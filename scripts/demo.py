@@ -2,6 +2,11 @@
 random legal-intent bots (``quarterdeck_client.RandomBot``), then the results
 and the leaderboards.
 
+The bots play as a third party would, through the lobby: each registers an
+account (its key shown once), the first opens a rated table, the others find
+it in ``GET /v1/tables`` and join, and the last join starts the game (seats
+drawn from the game's seed); each bot then plays its seat with its own key.
+
 Needs the service from ``make run``.  Settings: ``QD_URL`` (else
 ``QD_API_URL`` from ``.devdata/env``, else http://127.0.0.1:8000),
 ``ADMIN_TOKEN`` (env or ``.devdata/env``; only used to show each game's
@@ -17,6 +22,7 @@ byte; it exits 1 if they differ.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shlex
@@ -70,27 +76,92 @@ class Progress:
     def done(self, bot: RandomBot, final: dict[str, Any]) -> None:
         elapsed = time.perf_counter() - self.started
         ranking = final["result"]["ranking"]
-        winner = final["players"][ranking[0]]
+        # An aborted game (its length cap, or an organiser) has no ranking.
+        ended = f"finished, winner {final['players'][ranking[0]]}" if ranking else f"{final['result'].get('reason')}"
         rate = bot.intents / elapsed if elapsed else 0.0
         print(
             f"\r{self.label}  {bot.intents:5d} intents  {elapsed:6.1f}s  ({rate:.0f}/s, {bot.conflicts} conflicts)"
-            f"  finished, winner {winner}",
+            f"  {ended}",
             flush=True,
         )
 
 
-def play_one(api: Client, game: str, players: int, chooser: random.Random, index: int, total: int) -> dict[str, Any]:
-    """Create and play one game, falling back to fewer players if the game
-    does not allow as many."""
-    for n in range(players, 0, -1):
+#: The bots' keys, kept between demos against the same ``make run`` (a key is
+#: shown once; registering anew each time would spend the accounts budget of
+#: the rate limits and crowd the leaderboards with new names).
+ACCOUNTS_FILE = ROOT / ".devdata" / "demo-accounts.json"
+
+
+def _kept_keys(url: str, env: dict[str, str]) -> dict[str, str] | None:
+    """The kept keys of the bots at ``url``, or ``None`` when ``url`` is not
+    the running ``make run`` (then nothing is kept: a test's server, say)."""
+    if not env.get("QD_API_URL") or env["QD_API_URL"].rstrip("/") != url.rstrip("/"):
+        return None
+    try:
+        return dict(json.loads(ACCOUNTS_FILE.read_text()).get(url.rstrip("/"), {}))
+    except (OSError, ValueError):
+        return {}
+
+
+def _keep_keys(url: str, keys: dict[str, str]) -> None:
+    try:
+        kept = json.loads(ACCOUNTS_FILE.read_text())
+    except (OSError, ValueError):
+        kept = {}
+    kept[url.rstrip("/")] = keys
+    fd = os.open(ACCOUNTS_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(kept, fh, indent=1)
+
+
+def register_crew(api: Client, count: int, kept: dict[str, str] | None = None) -> dict[str, str]:
+    """An account (handle -> key) for each of the first ``count`` bots: a
+    kept one whose key still works, else a new one.  A handle already taken
+    gets a short random suffix (an old account's key is not ours to use)."""
+    keys: dict[str, str] = {}
+    for base in CREW[:count]:
+        reuse = next((h for h in (kept or {}) if h == base or h.startswith(f"{base}-")), None)
+        if reuse is not None:
+            try:
+                api.account(kept[reuse])  # type: ignore[index]
+                keys[reuse] = kept[reuse]  # type: ignore[index]
+                continue
+            except ApiError:
+                pass  # rotated or gone: register anew
+        handle = base
+        while True:
+            try:
+                keys[handle] = api.register(handle)["key"]
+                break
+            except ApiError as err:
+                if err.code != "handle_taken":
+                    raise
+                handle = f"{base}-{random.SystemRandom().randrange(16**4):04x}"
+    return keys
+
+
+def play_one(
+    api: Client, game: str, keys: dict[str, str], chooser: random.Random, index: int, total: int
+) -> dict[str, Any]:
+    """One rated game through the lobby: the first bot opens a table, the
+    others find it and join (fewer seats if the game allows fewer), then
+    every bot plays its own seat with its own key."""
+    handles = list(keys)
+    for n in range(len(handles), 0, -1):
         try:
-            created = api.create_game(game, CREW[:n])
+            table = api.open_table(keys[handles[0]], game, n, rated=True)
             break
         except ApiError as err:
             if err.code != "invalid_player_count" or n == 1:
                 raise
-    bot = RandomBot(api, created, chooser)
-    progress = Progress(f"[{index}/{total}] {game:<20} {len(created['seats'])}p  game {created['id'][:8]}")
+    for handle in handles[1:n]:
+        found = [t for t in api.tables(game) if t["id"] == table["id"]]
+        if not found:
+            raise SystemExit(f"demo: table {table['id']} is not in the lobby")
+        table = api.join_table(keys[handle], table["id"])
+    game_id = table["game_id"] or api.wait_for_start(table["id"])
+    bot = RandomBot.seated(api, game_id, {h: keys[h] for h in handles[:n]}, chooser=chooser)
+    progress = Progress(f"[{index}/{total}] {game:<20} {n}p  game {game_id[:8]}")
     final = bot.play(progress=progress)
     progress.done(bot, final)
     return final
@@ -100,7 +171,7 @@ def print_results(finals: list[dict[str, Any]]) -> None:
     print("\nResults")
     for final in finals:
         result = final["result"]
-        print(f"  {final['game']} ({final['id']}, {final['version']} events)")
+        print(f"  {final['game']} ({final['id']}, {final['version']} events, {result.get('reason', 'completed')})")
         for seat in result["ranking"]:
             rank = result["ranks"][str(seat)]
             score = result["scores"].get(str(seat))
@@ -112,6 +183,8 @@ def wait_for_leaderboards(api: Client, finals: list[dict[str, Any]], timeout: fl
     moment after a game ends: wait until every demo game shows up."""
     deadline = time.monotonic() + timeout
     for final in finals:
+        if not final["result"]["ranking"]:
+            continue  # aborted: unrated, and on no page
         for player in final["players"]:
             while True:
                 try:
@@ -127,14 +200,27 @@ def wait_for_leaderboards(api: Client, finals: list[dict[str, Any]], timeout: fl
                 time.sleep(0.2)
 
 
-def print_leaderboards(api: Client, top: int) -> None:
+def print_leaderboards(api: Client, top: int, ours: list[str] | None = None) -> None:
+    """The top of each leaderboard, and the lines of ``ours`` (this run's
+    bots) wherever they stand."""
     print("\nLeaderboards (openskill Plackett-Luce; rating = mu - 3 sigma)")
     for entry in api.leaderboards()["games"]:
         board = api.leaderboard(entry["game"], limit=top)
         print(f"  {board['game']}: {board['total']} player(s), {board['finished_games']} finished game(s)")
         print(f"    {'#':>3} {'player':<12} {'rating':>10} {'mu':>8} {'sigma':>7}", end="")
         print(f" {'games':>5} {'wins':>4} {'avg':>8} {'best':>6}")
-        for e in board["entries"]:
+        shown = {e["player"] for e in board["entries"]}
+        below = []
+        for handle in ours or []:
+            if handle in shown:
+                continue
+            try:
+                rating = next((r for r in api.player(handle)["ratings"] if r["game"] == board["game"]), None)
+            except ApiError:
+                rating = None
+            if rating is not None:
+                below.append(rating)
+        for e in board["entries"] + sorted(below, key=lambda r: r["position"] or 0):
             avg = "-" if e["average_score"] is None else f"{e['average_score']:.2f}"
             print(
                 f"    {e['position']:>3} {e['player']:<12} {e['rating']:>10.4f} {e['mu']:>8.3f} {e['sigma']:>7.3f}"
@@ -162,11 +248,11 @@ def all_pages(api: Client) -> dict[str, bytes]:
 
 
 def wait_until_folded(api: Client, timeout: float) -> None:
-    """Until the leaderboards count every finished game the game lists know."""
+    """Until the leaderboards count every finished rated game the game lists know."""
     deadline = time.monotonic() + timeout
     while True:
         folded = sum(g["finished_games"] for g in api.leaderboards()["games"])
-        finished = api.games(status="finished", limit=1)["total"]
+        finished = api.games(status="finished", rated="true", limit=1)["total"]
         if folded >= finished:
             return
         if time.monotonic() > deadline:
@@ -228,11 +314,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Quarterdeck demo at {args.url}: {len(games)} game(s), bots' seed {seed}")
     chooser = random.Random(seed)
     started = time.perf_counter()
-    finals = [play_one(api, g, args.players, chooser, i + 1, len(games)) for i, g in enumerate(games)]
+    kept = _kept_keys(args.url, env)
+    keys = register_crew(api, args.players, kept)
+    if kept is not None:
+        _keep_keys(args.url, keys)
+        print(f"Accounts: {', '.join(keys)} (their keys are kept in {ACCOUNTS_FILE.relative_to(ROOT)})")
+    else:
+        print(f"Accounts: {', '.join(keys)} (keys shown once, kept in memory for this run)")
+    finals = [play_one(api, g, keys, chooser, i + 1, len(games)) for i, g in enumerate(games)]
     print(f"{len(finals)} game(s) played in {time.perf_counter() - started:.1f}s, {api.requests} requests")
     print_results(finals)
     wait_for_leaderboards(api, finals, args.timeout)
-    print_leaderboards(api, args.top)
+    print_leaderboards(api, args.top, list(keys))
     if args.check_rebuild and not check_rebuild(api, env, args.timeout):
         return 1
     api.close()

@@ -464,6 +464,8 @@ def own_service(database_url: str, redis_url: str, admin_token: str, workers: in
         "QD_QUEUE": f"qd-soak-{secrets.token_hex(4)}",
         "QD_SWEEP_SECONDS": "1",
         "QD_LOG_LEVEL": os.environ.get("QD_LOG_LEVEL", "WARNING"),
+        # A load test measures the service, not its abuse limits (docs/API.md "Rate limits").
+        "QD_RATE_LIMITS": os.environ.get("QD_RATE_LIMITS", "off"),
     }
     subprocess.run([sys.executable, "-m", "service", "migrate"], cwd=ROOT, env=env, check=True)
     api_argv = [sys.executable, "-m", "gunicorn", "service.http.wsgi:app", "-k", "gthread", "--threads", "8", "-w", "2"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 
@@ -15,6 +15,49 @@ def _int(env: dict[str, str], name: str, default: int) -> int:
         return int(raw)
     except ValueError as exc:
         raise ValueError(f"{name} must be an integer, got {raw!r}") from exc
+
+
+#: Settings whose variable is not ``QD_`` + the upper-cased name.
+_ENV_NAMES = {
+    "database_url": "DATABASE_URL",
+    "redis_url": "REDIS_URL",
+    "admin_token": "ADMIN_TOKEN",
+    "queue_name": "QD_QUEUE",
+    "state_cache_size": "QD_STATE_CACHE",
+}
+#: Counts that are raised to 1 when set lower (0 would mean "nothing ever runs").
+_AT_LEAST_ONE = ("expensive_concurrency", "projection_shards")
+
+
+def env_name(setting: str) -> str:
+    """The environment variable of a setting: ``pool_max`` -> ``QD_POOL_MAX``."""
+    return _ENV_NAMES.get(setting, f"QD_{setting.upper()}")
+
+
+def _parse(name: str, raw: str, default: Any) -> Any:
+    """``raw`` as the type of the setting's default (a switch: off/0/false/no)."""
+    if isinstance(default, bool):
+        return raw.strip().lower() not in ("off", "0", "false", "no")
+    if isinstance(default, int):
+        return _int({name: raw}, name, default)
+    if isinstance(default, float):
+        try:
+            return float(raw)
+        except ValueError as exc:
+            raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+    return raw
+
+
+def _deadline(raw: str | None) -> int | None:
+    """``QD_DEFAULT_DEADLINE_S``: seconds, or ``0``/``none`` for no default clock."""
+    if raw is None or raw.strip() == "":
+        return Settings.default_deadline_s
+    if raw.strip().lower() in ("0", "none", "off"):
+        return None
+    value = _int({"QD_DEFAULT_DEADLINE_S": raw}, "QD_DEFAULT_DEADLINE_S", 0)
+    if value < 0:
+        raise ValueError(f"QD_DEFAULT_DEADLINE_S must be a number of seconds, 0 or none, got {raw!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -31,6 +74,59 @@ class Settings:
     max_json_depth: int = 32
     #: Upper bound for ``?min_version=`` waits, in seconds.
     max_wait_seconds: float = 10.0
+    #: Streams and live feeds (``service/http/streams.py``, docs/API.md "Streams"):
+    #: how many one client address may hold open at once (429 ``too_many_streams``
+    #: beyond), and how many one account key may.
+    streams_per_address: int = 256
+    streams_per_key: int = 16
+    #: A stream ends after this long (the client reconnects; the board comes first).
+    stream_max_seconds: float = 3600.0
+    #: A stream of a game that has not changed for this long ends.
+    stream_idle_seconds: float = 900.0
+    #: Seconds between pings on a quiet stream.
+    stream_ping_seconds: float = 15.0
+    #: A request body must arrive within this many seconds (408 beyond), so a
+    #: client that announces a body and sends it slowly cannot hold a request.
+    body_read_seconds: float = 10.0
+    #: Rate limits (``service/http/limits.py``, docs/API.md "Rate limits"):
+    #: ``QD_RATE_LIMITS=off`` turns every limit off.  Each budget has a limit
+    #: per client address (``QD_LIMIT_<BUDGET>``) and per credential sent
+    #: (``QD_LIMIT_<BUDGET>_KEY``), in the ``limits`` notation ("10/minute;
+    #: 200/day"; "none" for no limit).  The defaults protect a public deployment.
+    rate_limits: bool = True
+    limit_accounts: str = "5/minute;20/day"
+    limit_accounts_key: str = "10/hour"
+    limit_creation: str = "20/minute;500/day"
+    limit_creation_key: str = "20/minute;500/day"
+    limit_intents: str = "30/second;1200/minute"
+    limit_intents_key: str = "10/second;600/minute"
+    limit_reads: str = "60/second;2400/minute"
+    limit_reads_key: str = "30/second;1200/minute"
+    limit_expensive: str = "10/minute;100/hour"
+    limit_expensive_key: str = "10/minute;100/hour"
+    #: Proxies in front of the API that set ``X-Forwarded-For`` (0: none; the
+    #: client address is the socket's).
+    trusted_proxies: int = 0
+    #: Open tables one account may sit at (a player) or have opened (an organiser).
+    max_open_tables: int = 10
+    #: A game whose stream reaches this many events ends, aborted and unrated
+    #: (recorded in its stream; 0: no cap).  Recorded in each new game's
+    #: ``GameCreated``, so changing it changes only games created afterwards.
+    max_game_events: int = 20000
+    #: Events in one page of ``GET /v1/games/{id}/events`` (``limit``): the
+    #: default and the most a client may ask for.
+    feed_page_default: int = 1000
+    feed_page_max: int = 5000
+    #: Expensive computations (audits, time travel, exports) one API process
+    #: runs at once; others wait up to ``expensive_wait_seconds``, then 503.
+    expensive_concurrency: int = 2
+    expensive_wait_seconds: float = 10.0
+    #: The clock of a game created without one (``"clock"`` absent or null): a deadline of this
+    #: many seconds per decision (``QD_DEFAULT_DEADLINE_S``; ``0`` or ``none``: no clock), so
+    #: abandoned games end too (``service/core/clocks.py``, docs/CLOCKS.md).
+    default_deadline_s: int | None = 3 * 24 * 3600
+    #: Seconds between two looks of the worker for clocks that ran out (``workers/timeouts.py``).
+    timeout_tick_seconds: float = 0.25
     #: A state snapshot is stored every this many events (cold command path).
     snapshot_every: int = 200
     pool_min: int = 1
@@ -50,24 +146,21 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        """Every setting from its variable (:func:`env_name`); unset or empty
+        keeps the default.  A value of the wrong type is a clear error."""
         env = dict(os.environ if env is None else env)
-        return cls(
-            database_url=env.get("DATABASE_URL") or cls.database_url,
-            redis_url=env.get("REDIS_URL") or cls.redis_url,
-            admin_token=env.get("ADMIN_TOKEN") or None,
-            queue_name=env.get("QD_QUEUE") or cls.queue_name,
-            max_body_bytes=_int(env, "QD_MAX_BODY_BYTES", cls.max_body_bytes),
-            max_json_depth=_int(env, "QD_MAX_JSON_DEPTH", cls.max_json_depth),
-            max_wait_seconds=float(env.get("QD_MAX_WAIT_SECONDS") or cls.max_wait_seconds),
-            snapshot_every=_int(env, "QD_SNAPSHOT_EVERY", cls.snapshot_every),
-            pool_min=_int(env, "QD_POOL_MIN", cls.pool_min),
-            pool_max=_int(env, "QD_POOL_MAX", cls.pool_max),
-            pool_timeout=float(env.get("QD_POOL_TIMEOUT") or cls.pool_timeout),
-            state_cache_size=_int(env, "QD_STATE_CACHE", cls.state_cache_size),
-            log_level=env.get("QD_LOG_LEVEL") or cls.log_level,
-            projection_shards=max(1, _int(env, "QD_PROJECTION_SHARDS", cls.projection_shards)),
-            projection_linger=float(env.get("QD_PROJECTION_LINGER") or cls.projection_linger),
-        )
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            name = env_name(f.name)
+            raw = env.get(name)
+            if f.name == "default_deadline_s":
+                values[f.name] = _deadline(raw)
+            elif raw is not None and raw.strip() != "":
+                values[f.name] = _parse(name, raw, f.default)
+        for name in _AT_LEAST_ONE:
+            if name in values:
+                values[name] = max(1, values[name])
+        return cls(**values)
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)

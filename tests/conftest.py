@@ -25,7 +25,7 @@ from service.config import Settings
 
 #: The layer of a test is the folder it lives in (``tests/<layer>/...``):
 #: ``pytest -m unit`` (or ``make test-layer LAYER=unit``) runs one layer.
-LAYERS = ("unit", "scenario", "property", "integration", "e2e", "security", "fuzz", "faults", "load")
+LAYERS = ("unit", "scenario", "property", "integration", "e2e", "security", "fuzz", "faults", "load", "browser")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -38,6 +38,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 ADMIN_TOKEN = "test-organiser-" + secrets.token_hex(8)
+
+# Servers the tests start as processes (gunicorn, workers, the soak) read the
+# environment: no rate limits there either, unless a test sets its own.
+os.environ.setdefault("QD_RATE_LIMITS", "off")
 
 
 @pytest.fixture(scope="session")
@@ -83,6 +87,9 @@ def settings(servers: tuple[str, str]) -> Iterator[Settings]:
         projection_linger=0.0,
         # More than one shard, so the suite crosses shards.
         projection_shards=2,
+        # Functional tests are not throttled; the limits' own test
+        # (tests/security/test_rate_limits.py) turns them on.
+        rate_limits=False,
     )
     r.flushdb()
     r.close()

@@ -1,5 +1,7 @@
 """``python -m workers``: one RQ worker for projection jobs, plus a sweep
-that catches up any lagging game at start and every ``QD_SWEEP_SECONDS``.
+that catches up any lagging game at start and every ``QD_SWEEP_SECONDS``, and
+the clocks' scheduler, which writes the timeouts of seats whose time has run
+out (``workers/timeouts.py``, every ``QD_TIMEOUT_TICK_SECONDS``).
 
 A ``SimpleWorker`` runs jobs in-process (no fork per job): projection jobs are
 short, and forking would cost more than the job itself.
@@ -17,7 +19,7 @@ import redis
 from rq import Queue, SimpleWorker
 
 from service.logs import configure_logging
-from workers import context, jobs
+from workers import context, jobs, timeouts
 
 log = logging.getLogger("workers")
 
@@ -46,8 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     interval = float(os.environ.get("QD_SWEEP_SECONDS", "5"))
     if args.burst:
         jobs.sweep()
+        timeouts.tick(components, timeouts.service(components))
     else:
         threading.Thread(target=sweep_forever, args=(interval, stop), daemon=True, name="sweep").start()
+        tick = settings.timeout_tick_seconds
+        threading.Thread(target=timeouts.run_forever, args=(tick, stop), daemon=True, name="timeouts").start()
     # RQ's own connection, without the components' socket timeout: its
     # blocking dequeue waits far longer than a query ever should.
     conn = redis.Redis.from_url(settings.redis_url)

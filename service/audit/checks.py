@@ -26,7 +26,7 @@ from marshmallow import ValidationError
 
 from schemas.intents import load_intent
 from service.audit.bundle import from_bundle_events
-from service.core import canonical, pipeline
+from service.core import canonical, clocks, pipeline
 from service.core.errors import game_not_found
 from service.core.eventstore import EventStore
 from service.core.pipeline import GAME_CREATED, GAME_FINISHED
@@ -246,11 +246,19 @@ def redecide(game_id: str, events: Sequence[StoredEvent], seed: bytes | None, se
         return Check(False, f"diverges at seq {seq}: {message}", details)
 
     try:
-        expected = pipeline.open_game(
-            engine, game_id, list(created["players"]), dict(created["options"]), seed, events[0].meta
-        )
+        # The same call that opened the game, with the terms it recorded
+        # (rated, accounts, clock, ...); a table's game draws its seats again
+        # from its join order and the seed, so a seat order not drawn from the
+        # committed seed diverges at seq 1.
+        players, terms = pipeline.opening_terms(created)
+        expected = pipeline.open_game(engine, game_id, players, dict(created["options"]), seed, events[0].meta, **terms)
     except Exception as exc:  # a broken opening is a divergence, not a crash
         return diverge(1, "setup", f"the opening cannot be set up again: {exc}")
+    if "joined" in created:
+        drawn = expected[0].data["players"]
+        details["seating"] = {"joined": created["joined"], "drawn": drawn, "recorded": created["players"]}
+        if drawn != created["players"]:
+            return diverge(1, "seating", "the seat order is not the one drawn from the committed seed and join order")
     try:
         state = fold_stream(engine, expected)
     except Exception as exc:
@@ -270,15 +278,24 @@ def redecide(game_id: str, events: Sequence[StoredEvent], seed: bytes | None, se
             if pos > 0 and meta.get("intent_id") == events[pos - 1].meta.get("intent_id"):
                 return diverge(rec.seq, "extra", "the intent before it causes fewer events than recorded")
             seat, raw = meta.get("seat"), meta.get("intent")
-            if not isinstance(seat, int) or raw is None:
+            # A platform intent (resign, timeout, abort) or the game's own; only an abort has no seat.
+            try:
+                command = pipeline.platform_command(raw)
+            except RuleViolation as rv:
+                return diverge(rec.seq, "intent", f"the recorded intent does not load: {rv.message}", intent=raw)
+            if not (isinstance(seat, int) or (isinstance(command, pipeline.Abort) and seat is None)) or raw is None:
                 return diverge(rec.seq, "meta", "no intent recorded for this event", recorded=_excerpt(meta))
             try:
-                command = load_intent(created["game"], raw)
+                command = command or load_intent(created["game"], raw)
             except (ValidationError, TypeError, ValueError) as exc:
                 return diverge(rec.seq, "intent", f"the recorded intent does not load: {exc}", intent=_excerpt(raw))
             intents += 1
             try:
-                decision = pipeline.decide(
+                # The clock as this re-decision recorded it at the event before: a recorded
+                # clock is never trusted, it is computed again (service/core/clocks.py).
+                spec = created.get("clock")
+                clock = clocks.Clock(spec, len(created["players"]), expected[-1].meta.get("clock"))
+                decision = pipeline.act(
                     engine,
                     state,
                     seat,
@@ -288,6 +305,9 @@ def redecide(game_id: str, events: Sequence[StoredEvent], seed: bytes | None, se
                     version=len(expected),
                     head_hash=expected[-1].hash,
                     meta=meta,
+                    clock=clock if clocks.runs(spec) else None,
+                    # The length cap the game was created with (pipeline.cap_length).
+                    max_events=created.get("max_events"),
                 )
                 if canonical.canonical(command.to_json()) != canonical.canonical(raw):
                     return diverge(rec.seq, "intent", "the recorded intent is not in canonical form", intent=raw)
@@ -357,7 +377,7 @@ def check_projection(
     import redis
 
     from projections import keys
-    from projections.boards import board_fields, dumps, info_from, is_finished
+    from projections.boards import board_fields, dumps, info_from, is_finished, stream_terms
 
     key = keys.game(game_id)
     head = events[-1].seq if events else 0
@@ -384,7 +404,7 @@ def check_projection(
         engine, _ = _engine_for(prefix)
         info = info_from(prefix, None)
         state = fold_stream(engine, prefix)
-        fresh = board_fields(engine, info, state, version, is_finished(prefix, False))
+        fresh = board_fields(engine, info, state, version, is_finished(prefix, False), **stream_terms(prefix))
     except registry.RulesVersionUnavailable as exc:
         return Check(False, f"rules_version_unavailable: {exc}", details | {"error": "rules_version_unavailable"})
     except Exception as exc:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from service.core import canonical
+from service.core import canonical, clocks
 from service.core.errors import Conflicting, Refused, game_not_found
 from service.core.eventstore import EventStore
-from service.core.pipeline import GAME_FINISHED, PLATFORM_EVENTS
+from service.core.pipeline import GAME_FINISHED, PLATFORM_EVENTS, shown_result
 from service.core.records import StoredEvent
 from service.core.replay import fold_stream
 from service.games import registry
@@ -78,6 +78,9 @@ def state_at(store: EventStore, game_id: str, version: int | None, seat: int | N
     state = fold_stream(engine, events)
     finished_at_version = is_finished(events)
     result = engine.result(state) if state is not None else None
+    if events[-1].type == GAME_FINISHED:
+        # The platform's result: forfeited seats last, or an abort (service/core/pipeline.py).
+        result = shown_result(events[-1].data.get("result"))
     return {
         "id": game_id,
         "game": record.game,
@@ -89,6 +92,7 @@ def state_at(store: EventStore, game_id: str, version: int | None, seat: int | N
         "last_event": {"seq": events[-1].seq, "type": events[-1].type},
         "finished": finished_at_version,
         "to_act": [] if state is None or result is not None else engine.to_act(state),
+        "clock": clocks.public(events[0].data.get("clock"), events[-1].meta.get("clock")),
         "result": result,
         "seat": seat,
         "view": None if state is None else engine.view(state, seat),

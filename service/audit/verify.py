@@ -18,6 +18,11 @@ bundle without trusting (or installing) our code.  It checks:
   recorded intent is decided again with the revealed seed and must reproduce
   every event byte for byte.  This file alone skips it and says so.
 
+Every event type is chained and digested the same way, so this file checks
+the platform's own events too (``SeatResigned``, ``SeatTimedOut``,
+``GameAborted``: docs/CLOCKS.md) without knowing them; re-deciding them, and
+the clock recorded in each event's meta, is ``redecide``'s job.
+
 Prints a readable report; exits 0 when every check that could run passed,
 1 when one failed, 2 when the bundle cannot be read.
 """

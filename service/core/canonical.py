@@ -69,7 +69,22 @@ def seal(
     prev_hash: str,
 ) -> tuple[str, str, str]:
     """``(data_digest, meta_digest, hash)`` for one event."""
+    return seal_text(seed, game_id, seq, type_, schema_version, data, canonical(meta), prev_hash)
+
+
+def seal_text(
+    seed: bytes,
+    game_id: str,
+    seq: int,
+    type_: str,
+    schema_version: int,
+    data: Any,
+    meta_text: bytes,
+    prev_hash: str,
+) -> tuple[str, str, str]:
+    """:func:`seal` with the meta already in canonical form: the events of one decision share
+    their meta (and its clock), so it is serialised once per decision, not once per event."""
     salt = event_salt(seed, seq)
     dd = digest(salt, data)
-    md = digest(salt, meta)
+    md = hashlib.sha256(salt + meta_text).hexdigest()
     return dd, md, link_hash(game_id, seq, type_, schema_version, dd, md, prev_hash)

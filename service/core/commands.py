@@ -23,7 +23,7 @@ from typing import Any
 from marshmallow import ValidationError
 
 from schemas.intents import load_intent
-from service.core import canonical, pipeline
+from service.core import canonical, clocks, pipeline
 from service.core.errors import (
     Conflicting,
     Forbidden,
@@ -32,7 +32,8 @@ from service.core.errors import (
     game_not_found,
     version_conflict,
 )
-from service.core.eventstore import Conflict, DuplicateKey, EventStore
+from service.core.eventstore import Conflict, DuplicateKey, EventStore, StoreUnavailable
+from service.core.identity import GameAccess, Principal, account_seat
 from service.core.records import GameRecord, IdempotentWrite, StoredEvent
 from service.core.replay import fold_stream
 from service.core.tokens import hash_token, new_token, seat_for_token
@@ -63,6 +64,14 @@ class LoadedGame:
     state: State | None = None
     finished: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Who sits where (from ``GameCreated``), read on the first account key.
+    access: GameAccess | None = None
+    #: The game's length cap (``GameCreated``'s ``max_events``), read once: ``False`` until then.
+    max_events: int | bool | None = False
+    #: The game's time control (``GameCreated``'s ``clock``), read once: ``False`` until then.
+    clock_spec: dict[str, Any] | bool | None = False
+    #: The clock as the event at ``version`` recorded it (``service.core.clocks``).
+    clock: dict[str, Any] | None = None
 
     def apply(self, events: list[StoredEvent]) -> None:
         self.state = fold_stream(self.engine, events, self.state)
@@ -70,9 +79,11 @@ class LoadedGame:
             self.version = events[-1].seq
             self.last_hash = events[-1].hash
             self.finished = self.finished or any(e.type == pipeline.GAME_FINISHED for e in events)
+            self.clock = events[-1].meta.get("clock")
 
     def invalidate(self) -> None:
         self.version, self.last_hash, self.state, self.finished = 0, canonical.GENESIS, None, False
+        self.clock = None
 
 
 class GameService:
@@ -83,8 +94,17 @@ class GameService:
         cache_size: int = 2048,
         snapshot_every: int = 200,
         on_conflict: Callable[[], None] | None = None,
+        default_deadline_s: int | None = None,
+        now: Callable[[], str] = now_iso,
+        max_game_events: int = 0,
     ):
         self.store = store
+        #: The length cap written into each new game (``Settings.max_game_events``; 0: none).
+        self.max_game_events = max_game_events
+        #: The clock of a game created without one (``Settings.default_deadline_s``; None: no clock).
+        self.default_deadline_s = default_deadline_s
+        #: "Now" for the intents' ``received_at`` and the timeouts (injected by tests).
+        self.now = now
         #: After each commit: ask the projections to catch the game up.
         self.nudge = nudge
         self.cache_size = cache_size
@@ -94,7 +114,22 @@ class GameService:
         self._cache_lock = threading.Lock()
 
     # -- creating ---------------------------------------------------------
-    def create_game(self, game: str, players: list[str], options: dict[str, Any]) -> dict[str, Any]:
+    def create_game(
+        self,
+        game: str,
+        players: list[str],
+        options: dict[str, Any],
+        *,
+        clock: dict[str, Any] | None = None,
+        conn: Any = None,
+        **terms: Any,
+    ) -> dict[str, Any]:
+        """Create a game.  ``terms`` are recorded in its ``GameCreated``
+        (``pipeline.created_data``): ``rated``, ``accounts`` (per seat: an
+        account's key acts for it; such seats get no token), ``created_by``
+        (the organiser), ``table``; ``draw=True`` draws the seat order of
+        ``players`` (a table's join order) from the game's seed.  ``conn``: a
+        connection whose open transaction the game joins (the lobby's)."""
         try:
             engine = registry.get(game)
         except registry.UnknownGame:
@@ -108,26 +143,44 @@ class GameService:
         game_id = str(uuid.uuid4())
         seed = secrets.token_bytes(32)
         tokens = [new_token() for _ in players]
-        created_at = now_iso()
+        created_at = self.now()
         meta = {"intent_id": str(uuid.uuid4()), "seat": None, "received_at": created_at, "intent": None}
         try:
-            sealed = pipeline.open_game(engine, game_id, players, options, seed, meta)
+            terms["clock"] = clocks.resolve(clock, self.default_deadline_s)
+        except clocks.InvalidClock as exc:
+            raise Refused("invalid_clock", str(exc)) from None
+        if self.max_game_events:
+            # The cap that applies to this game for ever (pipeline.cap_length).
+            terms.setdefault("max_events", self.max_game_events)
+        try:
+            sealed = pipeline.open_game(engine, game_id, players, options, seed, meta, **terms)
         except RuleViolation as rv:
             raise Refused(rv.code, rv.message, rv.details) from None
+        # The seats as drawn (a table's game) or as given.
+        players = list(sealed[0].data["players"])
+        accounts = sealed[0].data.get("accounts") or [False] * n
         commit = commitment(seed)
         record = GameRecord(game_id, game, engine.version, list(players), dict(options), commit, created_at)
-        self.store.create_game(record, seed, [hash_token(t) for t in tokens], sealed)
-        self.nudge(game_id)
-        return {
+        # An account's seat has a token too (every seat has one), but it is
+        # never shown: nobody holds it, and the account's key acts instead.
+        self.store.create_game(record, seed, [hash_token(t) for t in tokens], sealed, conn=conn)
+        if conn is None:
+            self.nudge(game_id)
+        seats: list[dict[str, Any]] = []
+        for i, (p, t) in enumerate(zip(players, tokens, strict=True)):
+            seats.append({"seat": i, "player": p} | ({"account": True} if accounts[i] else {"token": t}))
+        answer = {
             "id": game_id,
             "game": game,
             "version": sealed[-1].seq,
             "seed_commitment": commit,
             "rules_version": engine.version,
-            "seats": [
-                {"seat": i, "player": p, "token": t} for i, (p, t) in enumerate(zip(players, tokens, strict=True))
-            ],
+            "seats": seats,
         }
+        for name in ("rated", "created_by", "table"):
+            if name in sealed[0].data:
+                answer[name] = sealed[0].data[name]
+        return answer
 
     # -- loading ----------------------------------------------------------
     def load(self, game_id: str) -> LoadedGame:
@@ -153,6 +206,22 @@ class GameService:
                 self._cache.popitem(last=False)
         return loaded
 
+    def max_events(self, loaded: LoadedGame) -> int | None:
+        """The game's length cap, as its opening recorded it (``None``: a game from
+        before the cap, which has none)."""
+        if loaded.max_events is False:
+            opening = self.store.read(loaded.record.game_id, after=0, upto=1)
+            loaded.max_events = opening[0].data.get("max_events") if opening else None
+        return loaded.max_events  # type: ignore[return-value]
+
+    def access(self, loaded: LoadedGame) -> GameAccess:
+        """Who sits where and who organises, from the game's opening event
+        (it never changes, so it is read once per cached game)."""
+        if loaded.access is None:
+            opening = self.store.read(loaded.record.game_id, after=0, upto=1)
+            loaded.access = GameAccess.from_created(opening[0].data if opening else {})
+        return loaded.access
+
     def refresh(self, loaded: LoadedGame) -> None:
         """Bring the cached state to the stream's head: read only what is new."""
         if loaded.state is None:
@@ -162,7 +231,20 @@ class GameService:
                 head = self.store.read(loaded.record.game_id, after=version - 1, upto=version)
                 loaded.state, loaded.version = state, version
                 loaded.last_hash = head[0].hash
+                loaded.clock = head[0].meta.get("clock")
         loaded.apply(self.store.read(loaded.record.game_id, after=loaded.version))
+
+    def clock(self, loaded: LoadedGame) -> clocks.Clock | None:
+        """The game's clock at the cached version, ``None`` if it has none (its time control is
+        read from ``GameCreated`` once per cached game)."""
+        if loaded.clock_spec is False:
+            opening = self.store.read(loaded.record.game_id, after=0, upto=1)
+            loaded.clock_spec = opening[0].data.get("clock") if opening else None
+        spec = loaded.clock_spec
+        if not clocks.runs(spec):
+            return None
+        assert isinstance(spec, dict)
+        return clocks.Clock(spec, len(loaded.record.players), loaded.clock)
 
     # -- deciding ---------------------------------------------------------
     def submit(
@@ -173,19 +255,35 @@ class GameService:
         expected_version: int | None,
         idempotency_key: str | None,
         request_hash: str,
+        *,
+        principal: Principal | None = None,
     ) -> dict[str, Any]:
+        """``principal``: the caller when it sent an account key (resolved by
+        the HTTP layer); the key acts for the seat its account sits in."""
         loaded = self.load(game_id)
-        if not token:
-            raise Unauthenticated("token_required", "Send your seat's token as 'Authorization: Bearer <token>'.")
-        seat = seat_for_token(token, loaded.token_hashes)
-        if seat is None:
-            raise Forbidden("invalid_token", "This token does not belong to a seat of this game.")
+        if principal is not None and principal.account is not None:
+            seat = account_seat(principal, self.access(loaded))
+            if seat is None:
+                raise Forbidden("not_seated", "This account has no seat in this game.")
+        else:
+            if not token:
+                raise Unauthenticated("token_required", "Send your seat's token as 'Authorization: Bearer <token>'.")
+            seat = seat_for_token(token, loaded.token_hashes)
+            if seat is None:
+                raise Forbidden("invalid_token", "This token does not belong to a seat of this game.")
         if idempotency_key is not None:
-            stored = self.store.stored_response(game_id, idempotency_key)
+            # A key is the caller's own: scoped to this game and this seat.
+            stored = self.store.stored_response(game_id, idempotency_key, seat)
             if stored is not None:
                 return self._replayed(stored, seat, request_hash)
         try:
-            command = load_intent(loaded.record.game, intent)
+            command = pipeline.platform_command(intent)
+        except RuleViolation as rv:
+            raise Refused(rv.code, rv.message, rv.details) from None
+        if command is not None and not isinstance(command, pipeline.Resign):
+            raise Refused("invalid_intent", "Of the platform's intents only 'resign' may be posted.")
+        try:
+            command = command or load_intent(loaded.record.game, intent)
         except ValidationError as exc:
             raise Refused(
                 "invalid_intent", "The intent does not match this game's schema.", {"fields": exc.messages}
@@ -200,10 +298,10 @@ class GameService:
                     loaded.invalidate()
                     self.on_conflict()
                     if expected_version is not None or attempt == _RETRIES - 1:
-                        raise version_conflict(expected_version, conflict.actual) from None
+                        raise self._conflict(loaded, expected_version, conflict.actual) from None
                 except DuplicateKey:
                     loaded.invalidate()
-                    stored = self.store.stored_response(game_id, idempotency_key or "")
+                    stored = self.store.stored_response(game_id, idempotency_key or "", seat)
                     if stored is None:  # pragma: no cover - the key row committed, so it exists
                         raise
                     return self._replayed(stored, seat, request_hash)
@@ -213,6 +311,21 @@ class GameService:
                     loaded.invalidate()
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _conflict(self, loaded: LoadedGame, expected: int | None, actual: int | None) -> Conflicting:
+        """The 409 of a lost race, with what a client needs to resync in one
+        step: the stream's version now and the seats to act at it (docs/BOTS.md).
+        Called with ``loaded.lock`` held, after the cache was invalidated."""
+        err = version_conflict(expected, actual)
+        try:
+            self.refresh(loaded)
+        except StoreUnavailable:
+            loaded.invalidate()  # the conflict stands; the details are a courtesy
+            return err
+        assert loaded.state is not None
+        err.details["current_version"] = loaded.version
+        err.details["to_act"] = [] if loaded.finished else list(loaded.engine.to_act(loaded.state))
+        return err
 
     @staticmethod
     def _replayed(stored: tuple[int, str, dict[str, Any]], seat: int, request_hash: str) -> dict[str, Any]:
@@ -246,15 +359,17 @@ class GameService:
         meta = {
             "intent_id": str(uuid.uuid4()),
             "seat": seat,
-            "received_at": now_iso(),
+            "received_at": self.now(),
             "intent": command.to_json(),
         }
         game_id = loaded.record.game_id
         try:
             # Folds into the cached state in place: cheaper than a copy; on any
             # failure below the cache is invalidated (see submit), so a
-            # half-applied state is never reused.
-            decision = pipeline.decide(
+            # half-applied state is never reused.  A resignation is the
+            # platform's (pipeline.act); an intent after the seat's deadline
+            # is refused there (clock_expired).
+            decision = pipeline.act(
                 engine,
                 state,
                 seat,
@@ -264,6 +379,8 @@ class GameService:
                 version=version,
                 head_hash=loaded.last_hash,
                 meta=meta,
+                clock=self.clock(loaded),
+                max_events=self.max_events(loaded),
             )
         except RuleViolation as rv:
             # Judged against the cached state, which was not re-read when it
@@ -287,8 +404,100 @@ class GameService:
         loaded.version = new_version
         loaded.last_hash = sealed[-1].hash
         loaded.finished = decision.result is not None
+        loaded.clock = sealed[-1].meta.get("clock")
         self.nudge(game_id)
         return response
+
+    # -- the platform's own decisions: timeouts, aborts ---------------------
+    def _platform(self, loaded: LoadedGame, seat: int | None, command: Any, received_at: str) -> dict[str, Any]:
+        """Decide and append one platform command at the stream's head (under ``loaded.lock``);
+        the answer has every event as the organiser sees it.  Raises ``Conflict`` if the
+        stream moved meanwhile, ``RuleViolation`` if the command does not apply."""
+        state = loaded.state
+        assert state is not None
+        version = loaded.version
+        meta = {
+            "intent_id": str(uuid.uuid4()),
+            "seat": seat,
+            "received_at": received_at,
+            "intent": command.to_json(),
+            "auto": True,
+        }
+        decision = pipeline.act(
+            loaded.engine,
+            state,
+            seat,
+            command,
+            seed=loaded.seed,
+            game_id=loaded.record.game_id,
+            version=version,
+            head_hash=loaded.last_hash,
+            meta=meta,
+            clock=self.clock(loaded),
+            max_events=self.max_events(loaded),
+        )
+        sealed = decision.events
+        new_version = version + len(sealed)
+        snapshot = None
+        if version // self.snapshot_every != new_version // self.snapshot_every:
+            snapshot = (new_version, decision.state)
+        self.store.append(loaded.record.game_id, version, sealed, None, snapshot)
+        loaded.state, loaded.version, loaded.last_hash = decision.state, new_version, sealed[-1].hash
+        loaded.finished = decision.result is not None
+        loaded.clock = sealed[-1].meta.get("clock")
+        self.nudge(loaded.record.game_id)
+        return {"version": new_version, "events": [{"seq": e.seq, "type": e.type, "data": e.data} for e in sealed]}
+
+    def time_out(self, game_id: str, now: str | None = None) -> int:
+        """Write ``SeatTimedOut`` for every seat of the game whose deadline has passed by
+        ``now`` (default: :attr:`now`), earliest first, each recorded at its deadline, through
+        the pipeline and at the stream's head (optimistic concurrency): if the seat moved in
+        time, or another worker wrote the timeout first, nothing is written.  Returns how many
+        timeouts were written.  Called by the scheduler (``workers/timeouts.py``)."""
+        loaded = self.load(game_id)
+        now = now or self.now()
+        written = 0
+        with loaded.lock:
+            try:
+                while True:
+                    self.refresh(loaded)
+                    if loaded.finished or self.clock(loaded) is None:
+                        return written
+                    due = clocks.due(loaded.clock, now)
+                    if not due:
+                        return written
+                    deadline, seat = due[0]
+                    self._platform(loaded, seat, pipeline.TimeOut(), deadline)
+                    written += 1
+            except Conflict:
+                # Someone else wrote first (the seat's own intent, or another worker's timeout):
+                # the next round looks again.
+                loaded.invalidate()
+                return written
+            except BaseException:
+                loaded.invalidate()
+                raise
+
+    def abort(self, game_id: str, reason: str, by: str) -> dict[str, Any]:
+        """End the game unrated (``GameAborted``, then ``GameFinished`` with ``"reason":
+        "aborted"``); ``by`` names who asked (``service.http.games.may_abort`` decides who
+        may).  Refuses a finished game (``game_finished``)."""
+        loaded = self.load(game_id)
+        for attempt in range(_RETRIES):
+            with loaded.lock:
+                try:
+                    self.refresh(loaded)
+                    if loaded.finished:
+                        raise Refused("game_finished", "The game is over; it can no longer be aborted.")
+                    return self._platform(loaded, None, pipeline.Abort(reason, by), self.now())
+                except Conflict as conflict:
+                    loaded.invalidate()
+                    if attempt == _RETRIES - 1:
+                        raise version_conflict(None, conflict.actual) from None
+                except BaseException:
+                    loaded.invalidate()
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     @staticmethod
     def _visible(engine: Engine, e: StoredEvent, seat: int) -> dict[str, Any]:

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -20,8 +21,9 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 from psycopg.types.json import Json, Jsonb
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool
 
+from service.core.pooled import Pooled, StoreUnavailable
 from service.core.records import START, Cursor, FoldBatch, GameRecord, IdempotentWrite, StoredEvent
 
 
@@ -32,10 +34,6 @@ class Conflict(Exception):
         super().__init__(f"expected version {expected}, stream is at {actual}")
         self.expected = expected
         self.actual = actual
-
-
-class StoreUnavailable(Exception):
-    """PostgreSQL cannot be reached (or the pool is exhausted)."""
 
 
 class DuplicateKey(Exception):
@@ -55,9 +53,13 @@ _FOLD_COLUMNS = (
     # seq 1 is always the platform's opening event (GameCreated).
     " max(e.meta->>'received_at') FILTER (WHERE e.seq = 1), max(e.meta->>'received_at')"
 )
-_FOLD_QUERY = f"SELECT {_FOLD_COLUMNS} FROM events e WHERE e.game_id = %s AND e.seq > %s"
+#: The clock recorded with the stream's head (service/core/clocks.py): one
+#: index probe, in the same snapshot as the rows, so it is the last row's.
+_HEAD_CLOCK = "(SELECT x.meta->'clock' FROM events x WHERE x.game_id = {} ORDER BY x.seq DESC LIMIT 1)"
+_FOLD_QUERY = f"SELECT {_FOLD_COLUMNS}, {_HEAD_CLOCK.format('%s')} FROM events e WHERE e.game_id = %s AND e.seq > %s"
 _FOLD_MANY_QUERY = (
-    f"SELECT c.game_id::text, {_FOLD_COLUMNS} FROM unnest(%s::uuid[], %s::int[]) AS c(game_id, after)"
+    f"SELECT c.game_id::text, {_FOLD_COLUMNS}, {_HEAD_CLOCK.format('c.game_id')}"
+    " FROM unnest(%s::uuid[], %s::int[]) AS c(game_id, after)"
     " JOIN events e ON e.game_id = c.game_id AND e.seq > c.after GROUP BY c.game_id"
 )
 
@@ -104,18 +106,8 @@ def check_if_idle(conn: psycopg.Connection) -> None:
     conn._qd_used_at = now  # type: ignore[attr-defined]
 
 
-class EventStore:
+class EventStore(Pooled):
     """Thin, explicit SQL over a psycopg pool.  Every method is one transaction."""
-
-    def __init__(self, pool: ConnectionPool, pool_timeout: float = 5.0):
-        self.pool = pool
-        self.pool_timeout = pool_timeout
-
-    def _conn(self):
-        try:
-            return self.pool.connection(timeout=self.pool_timeout)
-        except PoolTimeout as exc:
-            raise StoreUnavailable(str(exc)) from exc
 
     # -- writing ----------------------------------------------------------
     def create_game(
@@ -124,12 +116,16 @@ class EventStore:
         seed: bytes,
         token_hashes: Sequence[bytes],
         sealed: Sequence[StoredEvent],
+        *,
+        conn: psycopg.Connection | None = None,
     ) -> None:
         """Record a new game: its identity, its secrets and its sealed opening
-        events (``service.core.pipeline.open_game``), in one transaction."""
+        events (``service.core.pipeline.open_game``), in one transaction.
+        ``conn``: join that connection's open transaction instead (the lobby
+        starts a table's game in the transaction that fills its last seat)."""
         gid = uuid.UUID(record.game_id)
         try:
-            with self._conn() as conn, conn.transaction():
+            with contextlib.nullcontext(conn) if conn is not None else self._conn() as conn, conn.transaction():
                 conn.execute(
                     "INSERT INTO games (game_id, game, rules_version, players, options, seed_commitment,"
                     " created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
@@ -287,11 +283,12 @@ class EventStore:
         rows = self._fetch(_FOLD_MANY_QUERY, ([uuid.UUID(g) for g in ids], [afters[g] for g in ids]))
         return {r[0]: FoldBatch.parse(r[1:]) for r in rows}
 
-    def read_for_fold_raw(self, game_id: str, after: int = 0) -> tuple[str | None, str | None, str | None]:
+    def read_for_fold_raw(self, game_id: str, after: int = 0) -> tuple[Any, ...]:
         """:meth:`read_for_fold` unparsed: a reader thread fetches it without
         holding the GIL for long, and the folding thread parses it."""
-        rows = self._fetch(_FOLD_QUERY, (uuid.UUID(game_id), after))
-        return rows[0] if rows else (None, None, None)
+        gid = uuid.UUID(game_id)
+        rows = self._fetch(_FOLD_QUERY, (gid, gid, after))
+        return rows[0] if rows else (None, None, None, None)
 
     def iter_stream(self, game_id: str, after: int = 0, batch: int = 1000) -> Iterator[StoredEvent]:
         """The stream in batches, without holding it all in memory."""
@@ -351,10 +348,13 @@ class EventStore:
         )
         return [r[0] for r in rows]
 
-    def stored_response(self, game_id: str, key: str) -> tuple[int, str, dict[str, Any]] | None:
+    def stored_response(self, game_id: str, key: str, seat: int) -> tuple[int, str, dict[str, Any]] | None:
+        """The answer recorded under ``seat``'s Idempotency-Key ``key`` in this
+        game, if any: ``(seat, request_hash, response)``.  Keys are scoped to
+        the seat (migration 0006): another seat's keys are invisible."""
         rows = self._fetch(
-            "SELECT seat, request_hash, response FROM intent_keys WHERE game_id = %s AND key = %s",
-            (uuid.UUID(game_id), key),
+            "SELECT seat, request_hash, response FROM intent_keys WHERE game_id = %s AND seat = %s AND key = %s",
+            (uuid.UUID(game_id), seat, key),
         )
         return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
 

@@ -63,11 +63,13 @@ class FoldBatch:
     created_at: str | None
     #: The latest ``received_at`` in the stretch (for the lag metric).
     newest_at: str | None
+    #: The clock recorded with the last event (``meta.clock``, service/core/clocks.py).
+    clock: dict[str, Any] | None = None
 
     @classmethod
-    def parse(cls, raw: tuple[str | None, str | None, str | None]) -> FoldBatch:
-        text, created_at, newest_at = raw
-        return cls(orjson.loads(text) if text else [], created_at, newest_at)
+    def parse(cls, raw: tuple[Any, ...]) -> FoldBatch:
+        text, created_at, newest_at, *rest = raw
+        return cls(orjson.loads(text) if text else [], created_at, newest_at, rest[0] if rest else None)
 
 
 @dataclass(frozen=True, slots=True)

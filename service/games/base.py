@@ -27,6 +27,15 @@ Contract (checked for every engine by ``tests/property/test_conformance.py``)
   game is over or every seat in ``to_act`` has at least one legal command.
 * ``decide`` accepts exactly the commands ``legal`` lists for that seat and
   refuses anything else with :class:`RuleViolation`.
+* ``forfeit(state, seat, rng)`` returns the events of a seat leaving the game
+  (it resigned or its clock ran out; the platform decides when, see
+  ``service/core/pipeline.py``): first ``SeatForfeited`` with ``{"seat": seat,
+  ...}``, whose fold appends the seat to ``state["forfeited"]`` (a NEW list:
+  callers copy states shallowly), then every automatic follow-up, with the same
+  promise as ``decide``.  From then on ``to_act`` never lists the seat, its
+  ``legal`` is empty, and the game's own rules (its rules reference, "forfeit")
+  say what becomes of its components and turns.  The final ranking of a game
+  with forfeits is the platform's (:func:`forfeited` seats last).
 """
 
 from __future__ import annotations
@@ -144,6 +153,11 @@ class Engine(Protocol):
         conserved, no negative money or counts, and so on."""
         ...
 
+    def forfeit(self, state: State, seat: int, rng: Rng) -> list[Event]:
+        """The events of ``seat`` leaving the game (see the module's contract).
+        Never mutates ``state``; refuses a seat already forfeited or a game over."""
+        ...
+
 
 class GameEngine:
     """The one engine class: every game package has the same modules, and its
@@ -159,7 +173,7 @@ class GameEngine:
     * ``setup``: ``setup(players, options, rng)``;
     * ``evolve``: ``evolve(state, event)``;
     * ``legal``: ``legal(state, seat)`` and ``to_act(state)``;
-    * ``rules``: ``decide(state, seat, command, rng)``;
+    * ``rules``: ``decide(state, seat, command, rng)`` and ``forfeit(state, seat, rng)``;
     * ``views``: ``view(state, viewer)`` and ``redact_event(event, viewer)``;
     * ``invariants``: ``check(state)``;
     * ``scoring``: ``result(state)`` (the stored result or ``None``);
@@ -189,6 +203,7 @@ class GameEngine:
         self.legal = legal.legal
         self.to_act = legal.to_act
         self.decide = rules.decide
+        self.forfeit = rules.forfeit
         self.view = views.view
         self.redact_event = views.redact_event
         self.check_invariants = invariants.check
@@ -212,6 +227,45 @@ class GameEngine:
 
     def __repr__(self) -> str:
         return f"<GameEngine {self.name} {self.version}>"
+
+
+#: The engine event of a seat leaving the game (every engine's ``forfeit``).
+SEAT_FORFEITED = "SeatForfeited"
+
+
+def forfeited(state: State) -> list[int]:
+    """The seats that have left the game, in the order they left (none: ``[]``).
+    A state that never saw a forfeit has no such key, so old states and
+    snapshots read the same.  Do not change the list returned."""
+    return state.get("forfeited") or []
+
+
+def with_forfeited(state: State, seat: int) -> None:
+    """Record ``seat`` as forfeited (for the engines' ``evolve``): a new list,
+    never an append, since ``decide`` works on shallow copies of a state."""
+    state["forfeited"] = [*forfeited(state), seat]
+
+
+def check_forfeit(state: State, seat: Any, players: int, over: bool) -> None:
+    """The engines' common refusals of a forfeit: a game over, no such seat, a
+    seat that has already left."""
+    if over:
+        raise RuleViolation("game_over", "The game is over.")
+    if type(seat) is not int or not 0 <= seat < players:
+        raise RuleViolation("no_such_seat", f"There is no seat {seat!r} in this game.")
+    if seat in forfeited(state):
+        raise seat_forfeited(seat)
+
+
+def seat_count(state: State) -> int:
+    """How many seats a game has: every engine's state records it, as ``n`` or ``players``."""
+    n = state.get("n")
+    return n if isinstance(n, int) else int(state["players"])
+
+
+def seat_forfeited(seat: int) -> RuleViolation:
+    """The refusal of anything from a seat that has left the game."""
+    return RuleViolation("seat_forfeited", f"Seat {seat} has left the game (it resigned or ran out of time).")
 
 
 def fold(engine: Engine, events: list[Event], state: State | None = None) -> State:

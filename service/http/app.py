@@ -10,6 +10,7 @@ from flask import Flask, jsonify
 from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
 
+from schemas import openapi
 from schemas.http import ErrorOut
 from service import metrics
 from service.bootstrap import Components, bootstrap
@@ -17,7 +18,7 @@ from service.config import Settings
 from service.core.commands import GameService
 from service.core.errors import DomainError
 from service.core.eventstore import StoreUnavailable
-from service.http import audit, common, games, leaderboards, ops
+from service.http import accounts, audit, common, games, leaderboards, limits, ops, streams, tables, waiting
 from service.http.errors import ApiError, from_domain, unavailable
 
 log = logging.getLogger(__name__)
@@ -66,8 +67,12 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
         cache_size=settings.state_cache_size,
         snapshot_every=settings.snapshot_every,
         on_conflict=metrics.CONFLICTS.inc,
+        default_deadline_s=settings.default_deadline_s,
+        max_game_events=settings.max_game_events,
     )
     app.extensions["quarterdeck"] = common.Services(components, game_service)
+    # Waits and streams sleep on the projection's announcements (connects on first use).
+    app.extensions[waiting.EXTENSION] = waiting.Hub(settings.redis_url)
 
     api = QuarterdeckApi(
         app,
@@ -75,11 +80,21 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
             "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
         },
     )
-    for module in (games, audit, leaderboards, ops):
+    # The typed contract (schemas/openapi.py): before the blueprints, so each
+    # of their operations passes through its rules.
+    openapi.document(api)
+    for module in (games, audit, leaderboards, ops, streams):
+        api.register_blueprint(module.blp)
+    for module in (accounts, tables):
         api.register_blueprint(module.blp)
 
+    # Rate limits first: a request over its budget is refused before its body is read.
+    limits.init_app(app, settings)
     app.before_request(common.check_body)
     _register_errors(app)
+    from service.http import pages
+
+    pages.register(app)  # HTML for people (issue 19); its errors are pages, /v1 keeps JSON
     return app
 
 
@@ -104,6 +119,10 @@ def _register_errors(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def http_error(err: HTTPException):
         status = err.code or 500
+        from service.http import pages
+
+        if pages.wants_html():  # a browser outside /v1 (an unknown path): a page, not JSON
+            return pages.error_page(status, _HTTP_CODES.get(status, "http_error"), err.description or err.name)
         details: dict[str, Any] = {}
         data = getattr(err, "data", None)
         if isinstance(data, dict) and "messages" in data:

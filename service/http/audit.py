@@ -3,7 +3,8 @@ time travel, the four-check audit and the export bundle (spec: docs/AUDIT.md).
 
 Who sees what:
 
-* the organiser token (``ADMIN_TOKEN``) sees everything, always;
+* the operator token (``ADMIN_TOKEN``) sees everything, always, and so does
+  the key of the organiser who created the game (over its games only);
 * once a game has finished, everyone sees everything (the seed is revealed);
 * while it runs, the feed redacts hidden data for the caller's seat (or for a
   spectator), and time travel, audit and export need the organiser token.
@@ -12,6 +13,7 @@ Who sees what:
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -20,14 +22,17 @@ from flask import Response, request
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
+from schemas import openapi
 from schemas.http import ErrorOut
 from service.audit import bundle, reading
 from service.audit import checks as audit
 from service.core.eventstore import EventStore
+from service.core.kept_audits import KeptAudits
 from service.core.records import GameRecord
 from service.games import registry
 from service.games.base import ADMIN, Engine
-from service.http.common import bearer, require_admin, services, viewer_for
+from service.http import limits, streams, waiting
+from service.http.common import bearer, game_access, require_organiser, services, viewer_for
 from service.http.errors import ApiError, not_found
 
 blp = Blueprint(
@@ -43,14 +48,20 @@ DEFAULT_IDLE_SECONDS = 15.0
 #: A live feed ends after this long even if events keep coming; the client
 #: reconnects with ``?after=<last seq>``.  Keeps a worker from being held forever.
 MAX_FOLLOW_SECONDS = 600.0
-#: How often a live feed looks for new events.
-POLL_SECONDS = 0.25
 
 
 # -- schemas (documentation of the answers) -----------------------------------
 class FeedArgs(Schema):
     after = fields.Integer(
         load_default=0, validate=validate.Range(min=0, max=2**31 - 1), metadata={"description": "Only seq > after."}
+    )
+    limit = fields.Integer(
+        validate=validate.Range(min=1, max=2**31 - 1),
+        metadata={
+            "description": "At most this many events (default 1000, at most 5000: QD_FEED_PAGE_DEFAULT and "
+            "QD_FEED_PAGE_MAX; a larger value is cut to the maximum).  When more follow, the answer carries "
+            "`X-Next-After`: ask again with `?after=` that value."
+        },
     )
     follow = fields.Boolean(
         load_default=False,
@@ -96,7 +107,7 @@ class StateArgs(Schema):
 
 
 class StateOut(Schema):
-    id = fields.String(required=True)
+    id = fields.String(required=True, metadata={"format": "uuid"})
     game = fields.String(required=True)
     rules_version = fields.String(required=True)
     players = fields.List(fields.String(), required=True)
@@ -107,6 +118,7 @@ class StateOut(Schema):
     finished = fields.Boolean(required=True)
     to_act = fields.List(fields.Integer(), required=True)
     result = fields.Dict(allow_none=True, required=True)
+    clock = fields.Dict(allow_none=True, metadata={"description": "The clock as of `version` (null: no clock)."})
     seat = fields.Integer(allow_none=True, required=True)
     view = fields.Dict(allow_none=True, required=True, metadata={"description": "The seat's view (spectator if none)."})
     state = fields.Dict(allow_none=True, required=True, metadata={"description": "The whole engine state."})
@@ -131,10 +143,12 @@ class AuditOut(Schema):
     game_id = fields.String(required=True)
     game = fields.String(required=True)
     rules_version = fields.String(required=True)
-    status = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(["active", "finished"]))
     version = fields.Integer(required=True)
     head_hash = fields.String(allow_none=True, required=True)
     checks = fields.Nested(ChecksOut, required=True)
+    kept = fields.Boolean(metadata={"description": "True: the report kept from an earlier audit of the finished game"})
+    computed_at = fields.String(metadata={"description": "When a kept report was computed (UTC)"})
 
 
 class BundleOut(Schema):
@@ -142,7 +156,7 @@ class BundleOut(Schema):
     format_version = fields.Integer(required=True)
     exported_at = fields.String(required=True)
     game = fields.Dict(required=True)
-    status = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(["active", "finished"]))
     version = fields.Integer(required=True)
     head_hash = fields.String(allow_none=True, required=True)
     seed = fields.String(allow_none=True, required=True, metadata={"description": "Revealed seed (hex) once finished."})
@@ -161,7 +175,8 @@ def _organiser_unless_finished(store: EventStore, gid: str) -> tuple[GameRecord,
     record = _record(store, gid)
     finished = reading.stream_finished(store, gid)
     if not finished:
-        require_admin()
+        # The operator, or the organiser who created this game.
+        require_organiser(game_access(gid))
     return record, finished
 
 
@@ -182,6 +197,16 @@ def _sse(line: dict[str, Any]) -> str:
 
 
 @blp.route("/<uuid:game_id>/events", methods=["GET"])
+@openapi.stream(
+    "FeedLine",
+    "One event per line.  `?follow=1`: a live, chunked stream that ends when the game finishes, after"
+    " `timeout` idle seconds, or after 10 minutes.  With `Accept: text/event-stream`, the same lines as"
+    ' Server-Sent Events (docs/API.md, "Streams").',
+    sse="Server-Sent Events: `retry:` first, then per event `id: <seq>`, `event: <type>`, `data: <FeedLine>`;"
+    " `event: GameFinished` closes a finished game; `event: end` (`data: {type, reason, after}`) when the server"
+    " ends it early (resume after `after`).  `Last-Event-ID` resumes after that seq; after the game's end it is"
+    " answered 204 (an EventSource stops).",
+)
 @blp.arguments(FeedArgs(), location="query")
 @blp.response(
     200,
@@ -199,7 +224,7 @@ def events_feed(args: dict[str, Any], game_id: Any) -> Response:
     store = svc.store
     gid = str(game_id)
     record = _record(store, gid)
-    viewer = viewer_for(bearer(), [h.hex() for h in store.secrets(gid)[1]])
+    viewer = viewer_for(bearer(), [h.hex() for h in store.secrets(gid)[1]], game_access(gid))
     engine: Engine | None = None
     try:
         engine = registry.get(record.game, record.rules_version)
@@ -208,6 +233,9 @@ def events_feed(args: dict[str, Any], game_id: Any) -> Response:
     sse = "text/event-stream" in request.headers.get("Accept", "")
     fmt = _sse if sse else _ndjson
     after = args["after"]
+    resumed = streams.last_event_id() if sse else None
+    if resumed is not None and "after" not in request.args:
+        after = resumed  # an EventSource reconnecting: go on after the last event it had
 
     def lines(events: list, finished: bool) -> Iterator[str]:
         reveal = finished or viewer == ADMIN
@@ -217,46 +245,130 @@ def events_feed(args: dict[str, Any], game_id: Any) -> Response:
         for e in events:
             yield fmt(reading.feed_line(engine, e, viewer, reveal))  # type: ignore[arg-type]
 
+    if sse and resumed is not None and resumed >= store.version(gid) and reading.stream_finished(store, gid):
+        # An EventSource reconnecting after the whole of a finished game (the
+        # plain feed's SSE form too): 204 tells it to stop.
+        return Response(status=204)
     if not args["follow"]:
-        events = store.read(gid, after=after)
-        finished = reading.is_finished(events) or reading.stream_finished(store, gid)
-        body = "".join(lines(events, finished))
-        return Response(body, mimetype="text/event-stream" if sse else "application/x-ndjson")
+        return _page(store, gid, after, args.get("limit"), viewer, engine is not None, lines, sse)
 
     idle = args["timeout"]
     finished_before = reading.stream_finished(store, gid)
     if engine is None and not (finished_before or viewer == ADMIN):
         raise ApiError(409, "rules_version_unavailable", f"{record.game} rules {record.rules_version} missing")
 
+    if sse and finished_before and resumed is not None and resumed >= store.version(gid):
+        # An EventSource reconnecting after the end: 204 tells it to stop.
+        return Response(status=204)
+    slots = streams.open_slots()  # 429 too_many_streams beyond the client's share
+    hub = waiting.hub()
+    ping = svc.settings.stream_ping_seconds
+
+    def end(reason: str, last: int) -> str:
+        # A line without "seq": where to resume (?after=, or the SSE id already sent).
+        line = {"type": "end", "reason": reason, "after": last}
+        return f"event: end\ndata: {_ndjson(line)}\n" if sse else _ndjson(line)
+
     def follow() -> Iterator[str]:
         last = after
         started = time.monotonic()
         idle_until = started + idle
+        next_ping = started + ping
         finished = finished_before
-        while True:
-            events = store.read(gid, after=last)
-            if events:
-                finished = finished or reading.is_finished(events)
-                yield from lines(events, finished)
-                last = events[-1].seq
-                idle_until = time.monotonic() + idle
-            if finished:
-                return
-            now = time.monotonic()
-            if now >= idle_until or now - started >= MAX_FOLLOW_SECONDS:
-                return
-            if sse and not events:
-                yield ": waiting\n\n"
-            time.sleep(min(POLL_SECONDS, max(0.0, idle_until - now)))
+        # SSE: how soon to reconnect, in the first event's block (or alone, if
+        # nothing is sent at once).
+        retry = f"retry: {streams.SSE_RETRY_MS}\n" if sse else ""
+        # Woken by the projection's announcement of the game (service/http/waiting.py),
+        # then one PostgreSQL read shared by the followers at the same place.
+        with hub.watch(gid) as watch:
+            fresh = True
+            while True:
+                if hub.closing:
+                    yield end("shutdown", last)
+                    return
+                events: list = []
+                if fresh or watch.version > last:
+                    fresh = False
+                    events = _events_after(hub, watch, store, gid, last)
+                if events:
+                    finished = finished or reading.is_finished(events)
+                    if retry:
+                        yield retry
+                        retry = ""
+                    yield from lines(events, finished)
+                    last = events[-1].seq
+                    idle_until = time.monotonic() + idle
+                if finished:
+                    # GameFinished was the last line, and is the closing event:
+                    # the game is over (a client closes on it), and an
+                    # EventSource that reconnects anyway is answered 204 (stop).
+                    return
+                if retry:
+                    yield retry + "\n"
+                    retry = ""
+                now = time.monotonic()
+                if now >= idle_until:
+                    return
+                if now - started >= MAX_FOLLOW_SECONDS:
+                    yield end("max_duration", last)
+                    return
+                if now >= next_ping:
+                    if sse:
+                        yield ": waiting\n\n"
+                    slots.renew()
+                    next_ping = now + ping
+                watch.wait(min(idle_until, next_ping, started + MAX_FOLLOW_SECONDS) - now)
 
-    resp = Response(follow(), mimetype="text/event-stream" if sse else "application/x-ndjson")
-    resp.headers["Cache-Control"] = "no-store"
-    resp.headers["X-Accel-Buffering"] = "no"
+    return streams.streaming(follow(), sse, slots)
+
+
+def _events_after(hub: waiting.Hub, watch: waiting.Watch, store: EventStore, gid: str, last: int) -> list:
+    """The game's events after ``last``, from one read shared by every
+    follower of the game in this process that is at (or past) the same place."""
+
+    def read() -> tuple[int, tuple[int, list]]:
+        events = store.read(gid, after=last)
+        return (events[-1].seq if events else last), (last, events)
+
+    got = hub.fetch(watch, "feed", read, usable=lambda kept: kept[0] <= last)
+    assert got is not None
+    return [e for e in got[1][1] if e.seq > last]
+
+
+#: Events read from PostgreSQL at a time while a feed page is sent: a
+#: page holds about two batches in memory, whatever its length.
+FEED_BATCH = 200
+
+
+def _page(
+    store: EventStore, gid: str, after: int, limit: int | None, viewer: Any, have_rules: bool, lines: Any, sse: bool
+) -> Response:
+    """One page of the feed, streamed from PostgreSQL in batches: memory
+    stays flat however long the game (the whole stream of a 40,000-event game
+    was once built in memory per request)."""
+    settings = services().settings
+    limit = min(limit or settings.feed_page_default, settings.feed_page_max)
+    head = store.version(gid)
+    upto = min(head, after + limit)
+    finished = reading.stream_finished(store, gid)
+    if not have_rules and not (finished or viewer == ADMIN):
+        list(lines([], False))  # raises rules_version_unavailable before anything is sent
+
+    def body() -> Iterator[str]:
+        for event in store.iter_stream(gid, after=after, batch=FEED_BATCH):
+            if event.seq > upto:
+                return
+            yield from lines([event], finished)
+
+    resp = Response(body(), mimetype="text/event-stream" if sse else "application/x-ndjson")
+    if upto < head:
+        resp.headers["X-Next-After"] = str(upto)
     return resp
 
 
 # -- time travel, audit, export ------------------------------------------------
 @blp.route("/<uuid:game_id>/state", methods=["GET"])
+@openapi.auth("optional")  # the organiser while the game runs; anyone after
 @blp.arguments(StateArgs(), location="query")
 @blp.response(200, StateOut)
 @blp.alt_response(401, schema=ErrorOut, description="Game running and no organiser token")
@@ -270,25 +382,65 @@ def state_at(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
     store = services().store
     gid = str(game_id)
     _organiser_unless_finished(store, gid)
-    return reading.state_at(store, gid, args.get("version"), args.get("seat"))
+    with limits.expensive():
+        return reading.state_at(store, gid, args.get("version"), args.get("seat"))
+
+
+class AuditArgs(Schema):
+    recheck = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "Compute the audit of a finished game again instead of answering the kept one "
+            "(the operator, or the organiser of the game)."
+        },
+    )
+
+
+#: Games whose audit this process is computing: a second request waits for
+#: the first and answers the report it kept, instead of computing it again.
+_AUDITING: dict[str, threading.Lock] = {}
+_AUDITING_LOCK = threading.Lock()
 
 
 @blp.route("/<uuid:game_id>/audit", methods=["GET"])
+@openapi.auth("optional")
+@blp.arguments(AuditArgs(), location="query")
 @blp.response(200, AuditOut)
 @blp.alt_response(401, schema=ErrorOut, description="Game running and no organiser token")
 @blp.alt_response(403, schema=ErrorOut, description="Game running and not the organiser token")
 @blp.alt_response(404, schema=ErrorOut, description="No such game")
-def audit_game(game_id: Any) -> dict[str, Any]:
+def audit_game(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
     """Four checks — `hash_chain`, `seed`, `redecide`, `projection` — each with
     details; `ok` is true only if all pass.  Always 200: a failed audit is a
-    result, not an error."""
+    result, not an error.  A finished game's passing audit is computed once
+    and kept (`kept`, `computed_at`); `?recheck=true` computes it again."""
     svc = services()
     gid = str(game_id)
-    _organiser_unless_finished(svc.store, gid)
-    return audit.audit_game(svc.store, svc.redis, gid, catch_up=svc.catch_up).to_json()
+    _, finished = _organiser_unless_finished(svc.store, gid)
+    if args["recheck"]:
+        require_organiser(game_access(gid))
+    kept = KeptAudits(svc.store.pool, svc.settings.pool_timeout)
+    head = svc.store.version(gid)
+    if finished and not args["recheck"] and (report := kept.get(gid, head)) is not None:
+        return report
+    with _AUDITING_LOCK:
+        lock = _AUDITING.setdefault(gid, threading.Lock())
+    try:
+        with lock, limits.expensive():
+            if finished and not args["recheck"] and (report := kept.get(gid, head)) is not None:
+                return report  # computed by the request this one waited for
+            report = audit.audit_game(svc.store, svc.redis, gid, catch_up=svc.catch_up).to_json()
+            if finished and report["ok"] and report["version"] == head:
+                kept.keep(gid, head, report)
+            return report
+    finally:
+        with _AUDITING_LOCK:
+            if not lock.locked():
+                _AUDITING.pop(gid, None)
 
 
 @blp.route("/<uuid:game_id>/export", methods=["GET"])
+@openapi.auth("optional")
 @blp.response(200, BundleOut, description="The audit bundle; `service/audit/verify.py` checks it offline.")
 @blp.alt_response(401, schema=ErrorOut, description="Game running and no organiser token")
 @blp.alt_response(403, schema=ErrorOut, description="Game running and not the organiser token")
@@ -298,7 +450,8 @@ def export_game(game_id: Any) -> Response:
     store = services().store
     gid = str(game_id)
     record, _ = _organiser_unless_finished(store, gid)
-    body = bundle.dumps(bundle.build(record, store.read(gid)))
+    with limits.expensive():
+        body = bundle.dumps(bundle.build(record, store.read(gid)))
     resp = Response(body, mimetype="application/json")
     resp.headers["Content-Disposition"] = f'attachment; filename="{gid}.json"'
     return resp

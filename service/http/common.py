@@ -6,6 +6,7 @@ from __future__ import annotations
 import hmac
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import redis
@@ -13,10 +14,15 @@ from flask import current_app, g, request
 
 from service.bootstrap import Components
 from service.config import Settings
+from service.core import identity
+from service.core.accounts import AccountStore
 from service.core.commands import GameService
 from service.core.eventstore import EventStore
+from service.core.identity import GameAccess, Principal
+from service.core.lobby import Limits, Lobby
 from service.core.tokens import hash_token
 from service.games.base import ADMIN
+from service.http import waiting
 from service.http.errors import ApiError
 
 
@@ -43,6 +49,19 @@ class Services:
     def catch_up(self, game_id: str) -> None:
         """Ask the projections to bring a game's read model up to date."""
         self.components.nudge(game_id)
+
+    @cached_property
+    def accounts(self) -> AccountStore:
+        return AccountStore(self.store.pool, self.settings.pool_timeout)
+
+    @cached_property
+    def lobby(self) -> Lobby:
+        return Lobby(
+            self.store.pool,
+            self.games,
+            self.settings.pool_timeout,
+            Limits(open_tables_per_account=self.settings.max_open_tables),
+        )
 
 
 def services() -> Services:
@@ -72,13 +91,77 @@ def require_admin() -> None:
         raise ApiError(403, "invalid_token", "This is not the organiser token.")
 
 
-def viewer_for(token: str | None, token_hashes_hex: list[str]) -> Any:
+def principal(token: str | None = None) -> Principal:
+    """Who the bearer credential (or ``token``) is, before any game: the
+    operator, an account (its key looked up again on every request, so a
+    rotated key stops at once), some other token (maybe a seat's), or nobody.
+    Kept for the rest of the request only."""
+    token = bearer() if token is None else token
+    cache = g.setdefault("qd_principals", {})
+    if token in cache:
+        return cache[token]
+    if not token:
+        found = Principal(identity.NOBODY)
+    elif is_admin(token):
+        found = Principal(identity.OPERATOR)
+    elif identity.looks_like_key(token) and (account := services().accounts.by_key(token)) is not None:
+        found = Principal(identity.ACCOUNT, account)
+    else:
+        found = Principal(identity.TOKEN, token=token)
+    cache[token] = found
+    return found
+
+
+def require_account() -> Principal:
+    """An account's key, or a clear refusal."""
+    caller = principal()
+    if caller.account is not None:
+        return caller
+    if caller.kind == identity.NOBODY:
+        raise ApiError(401, "key_required", "Send your account's key as 'Authorization: Bearer <key>'.")
+    raise ApiError(403, "invalid_token", "This is not an account's key (a rotated key stops at once).")
+
+
+def game_access(game_id: str) -> GameAccess:
+    """Who sits where and who organises a game, from its opening event."""
+    opening = services().store.read(game_id, after=0, upto=1)
+    if not opening:
+        raise ApiError(404, "game_not_found", "No such game.")
+    return GameAccess.from_created(opening[0].data)
+
+
+def require_organiser(access: GameAccess) -> Principal:
+    """Organiser rights over this game: the operator token, or the key of
+    the organiser who created it."""
+    caller = principal()
+    if caller.account is not None:
+        if identity.organises(caller, access):
+            return caller
+        if caller.is_organiser:
+            raise ApiError(403, "not_your_game", "An organiser's key has rights only over the games it created.")
+        raise ApiError(403, "organiser_key_required", "This needs the organiser of this game (or the operator).")
+    require_admin()
+    return caller
+
+
+def viewer_for(token: str | None, token_hashes_hex: list[str], access: GameAccess | None = None) -> Any:
     """``ADMIN``, a seat index, or ``None`` (spectator) for the presented token.
-    A token that is neither is refused rather than silently downgraded."""
+    A token that is neither is refused rather than silently downgraded.
+
+    An account's key is its seat where the account sits (``access``: who sits
+    where), ``ADMIN`` for the organiser who created the game, and a spectator
+    elsewhere; without ``access`` it is a spectator (never more)."""
     if token is None:
         return None
     if is_admin(token):
         return ADMIN
+    caller = principal(token)
+    if caller.account is not None:
+        if access is None:
+            return None
+        if identity.organises(caller, access):
+            return ADMIN
+        return identity.account_seat(caller, access)
     presented = hash_token(token).hex()
     seat = None
     for i, h in enumerate(token_hashes_hex):
@@ -123,9 +206,21 @@ def check_body() -> None:
     length = request.content_length
     if length is not None and length > settings.max_body_bytes:
         raise ApiError(413, "body_too_large", f"Request bodies are limited to {settings.max_body_bytes} bytes.")
-    raw = request.get_data(cache=True)
+    try:
+        # Under gevent a slow body costs a socket, not a worker; still, it must
+        # arrive in time (gunicorn bounds the headers: service/http/gunicorn_conf.py).
+        with waiting.time_limit(settings.body_read_seconds):
+            raw = request.get_data(cache=True)
+    except waiting.TimeLimitExceeded:
+        raise ApiError(
+            408, "request_timeout", f"The request body did not arrive within {settings.body_read_seconds:g} s."
+        ) from None
     if len(raw) > settings.max_body_bytes:
         raise ApiError(413, "body_too_large", f"Request bodies are limited to {settings.max_body_bytes} bytes.")
+    if not raw and not request.mimetype:
+        # A POST that carries nothing (join a table, rotate a key): an empty object.
+        g.body = {}
+        return
     if request.mimetype != "application/json":
         raise ApiError(415, "unsupported_media_type", "Send the body as application/json.")
     if not _depth_ok(raw, settings.max_json_depth):

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from typing import Any
 
 from flask import g, request
 from flask_smorest import Blueprint
 
 from projections import game_lists, keys
+from schemas import openapi
 from schemas.http import (
+    AbortIn,
+    AbortOut,
     CreateGameIn,
     CreateGameOut,
     ErrorOut,
@@ -24,14 +26,18 @@ from schemas.http import (
     MinVersionArgs,
 )
 from service import metrics
+from service.core import identity, pipeline
 from service.core.errors import DomainError
+from service.core.eventstore import StoreUnavailable
+from service.core.identity import GameAccess
 from service.games.base import ADMIN
-from service.http.common import bearer, services, viewer_for
+from service.http import common, waiting
+from service.http.common import bearer, principal, services, viewer_for
 from service.http.errors import ApiError, not_found
 
 blp = Blueprint("games", __name__, url_prefix="/v1/games", description="Create and play games")
 
-_FIELDS = ("version", "info", "status", "to_act", "result", "auth")
+_FIELDS = ("version", "info", "status", "to_act", "result", "auth", "clock")
 #: How long a read waits, at most, for a read model that is not there yet
 #: (its first projection still queued, or Redis flushed): it asks for a
 #: catch-up and waits; it never projects inside a request.
@@ -58,19 +64,25 @@ def _read(game_id: str, names: list[str], min_version: int | None = None) -> dic
     wait = svc.settings.max_wait_seconds if min_version is not None else 0.0
     if values[0] is None:
         wait = max(wait, MISSING_WAIT_SECONDS)
-    deadline = time.monotonic() + wait
-    pause = 0.002
-    asked = values[0] is None
-    while values[0] is None or (min_version is not None and int(values[0]) < min_version):
-        if time.monotonic() >= deadline:
-            break
-        time.sleep(pause)
-        pause = min(pause * 1.5, 0.05)
-        values = r.hmget(key, names)
-        if values[0] is None and not asked:
-            # Vanished mid-wait (Redis flushed or restarted empty): ask again.
-            svc.catch_up(game_id)
-        asked = values[0] is None
+    elif min_version is not None and int(values[0]) < min_version and _past_head(game_id, min_version):
+        wait = 0.0  # a version the stream does not have cannot come from waiting: answer now
+
+    def behind(v: list[Any]) -> bool:
+        return v[0] is None or (min_version is not None and int(v[0]) < min_version)
+
+    if wait > 0 and behind(values):
+        asked = [values[0] is None]
+
+        def vanished(v: list[Any]) -> None:
+            if v[0] is None and not asked[0]:
+                # Vanished mid-wait (Redis flushed or restarted empty): ask again.
+                svc.catch_up(game_id)
+            asked[0] = v[0] is None
+
+        # Woken by the projection's announcement (service/http/waiting.py), not by polling.
+        values = waiting.wait_until(
+            waiting.hub(), game_id, lambda: r.hmget(key, names), lambda v: not behind(v), wait, vanished
+        )
     if values[0] is None:
         raise ApiError(
             503,
@@ -81,11 +93,23 @@ def _read(game_id: str, names: list[str], min_version: int | None = None) -> dic
     return dict(zip(names, values, strict=True))
 
 
+def _past_head(game_id: str, version: int) -> bool:
+    """``version`` is beyond the game's stream head in PostgreSQL (one
+    indexed query; if PostgreSQL is away, assume not and wait as asked)."""
+    try:
+        return version > services().store.version(game_id)
+    except StoreUnavailable:
+        return False
+
+
 def _viewer(game_id: str) -> Any:
-    """Who is calling, from the seats' token hashes (they never change for a
-    game, so reading them apart from the board cannot mix two versions)."""
-    auth = _read(game_id, ["auth"])["auth"]
-    return viewer_for(bearer(), json.loads(auth) if auth else [])
+    """Who is calling, from the seats' token hashes and who sits where (they
+    never change for a game, so reading them apart from the board cannot mix
+    two versions)."""
+    model = _read(game_id, ["auth", "info"])
+    auth, info = model["auth"], model["info"]
+    access = GameAccess.from_created(json.loads(info)) if info else None
+    return viewer_for(bearer(), json.loads(auth) if auth else [], access)
 
 
 def _view_field(viewer: Any) -> str:
@@ -93,14 +117,43 @@ def _view_field(viewer: Any) -> str:
 
 
 @blp.route("", methods=["POST"])
-@blp.arguments(CreateGameIn())
+@blp.arguments(CreateGameIn(), examples=openapi.create_examples())
 @blp.response(201, CreateGameOut)
 @blp.alt_response(422, schema=ErrorOut, description="Unknown game, player count or options")
 def create_game(body: dict[str, Any]) -> dict[str, Any]:
-    """Create a game; each seat's token is shown once, here."""
-    if len(set(body["players"])) != len(body["players"]):
-        raise ApiError(422, "duplicate_players", "Each player handle may sit at a table only once.")
-    return services().games.create_game(body["game"], body["players"], body["options"])
+    """Create a game; each seat's token is shown once, here.
+
+    By names (anyone): a casual game.  With ``"accounts": true`` (an
+    organiser's key or the operator token): the players are accounts, each
+    acting with its own key (no seat tokens), and ``"rated": true`` makes the
+    game count on the leaderboards."""
+    svc = services()
+    players = body["players"]
+    repeated = identity.same_name(players)
+    if repeated:
+        raise ApiError(
+            422,
+            "duplicate_players",
+            "Each player may sit at a table only once (names are compared ignoring case).",
+            {"repeated": repeated},
+        )
+    caller = principal()
+    terms: dict[str, Any] = {}
+    if caller.kind == identity.TOKEN and identity.looks_like_key(caller.token):
+        raise ApiError(403, "invalid_token", "This is not an account's key (a rotated key stops at once).")
+    if body.get("accounts"):
+        if not (caller.is_operator or caller.is_organiser):
+            if caller.kind == identity.NOBODY:
+                raise ApiError(401, "key_required", "Seating accounts needs an organiser's key.")
+            raise ApiError(403, "organiser_key_required", "Only an organiser's key (or the operator) seats accounts.")
+        players = [a.handle for a in svc.accounts.players(players)]
+        terms = {"accounts": [True] * len(players), "rated": bool(body.get("rated"))}
+    elif body.get("rated"):
+        raise ApiError(422, "rated_needs_accounts", "Only a game of accounts can be rated: send 'accounts': true.")
+    if caller.is_organiser:
+        # The organiser's own game: its key has the organiser's rights over it.
+        terms["created_by"] = caller.handle
+    return svc.games.create_game(body["game"], players, body["options"], clock=body.get("clock"), **terms)
 
 
 @blp.route("", methods=["GET"])
@@ -109,6 +162,8 @@ def create_game(body: dict[str, Any]) -> dict[str, Any]:
 def list_games(args: dict[str, Any]) -> dict[str, Any]:
     """Games, newest first, filtered by game, status and player."""
     facets = {f: args[f] for f in ("game", "status", "player") if args.get(f)}
+    if args.get("rated"):
+        facets["rated"] = "true"
     games, total = game_lists.page(services().redis, facets, args["offset"], args["limit"])
     return {"games": games, "total": total, "limit": args["limit"], "offset": args["offset"]}
 
@@ -123,9 +178,20 @@ def get_game(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
     the organiser token everything, no token the public view."""
     gid = str(game_id)
     viewer = _viewer(gid)
-    field = _view_field(viewer)
-    model = _read(gid, [*_FIELDS, field], args.get("min_version"))
-    view = model[field]
+    model = _read(gid, board_names(viewer), args.get("min_version"))
+    return board_body(gid, viewer, model)
+
+
+def board_names(viewer: Any) -> list[str]:
+    """The read-model fields of ``viewer``'s board (``GET /v1/games/{id}``,
+    and every board line of its stream: ``service/http/streams.py``)."""
+    return [*_FIELDS, _view_field(viewer)]
+
+
+def board_body(gid: str, viewer: Any, model: dict[str, Any]) -> dict[str, Any]:
+    """``viewer``'s board from one read of :func:`board_names` (before the
+    ``GameOut`` schema): what ``GET`` answers, and what a stream carries."""
+    view = model[_view_field(viewer)]
     info = json.loads(model["info"])
     return {
         "id": gid,
@@ -135,11 +201,16 @@ def get_game(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
         "players": info["players"],
         "to_act": json.loads(model["to_act"]),
         "view": json.loads(view) if view else {},
-        "result": json.loads(model["result"]),
+        "result": pipeline.shown_result(json.loads(model["result"])),
         "seat": viewer if isinstance(viewer, int) else None,
         "created_at": info["created_at"],
         "seed_commitment": info["seed_commitment"],
         "rules_version": info["rules_version"],
+        # Games from before accounts are casual (docs/API.md "Rated and casual games").
+        "rated": bool(info.get("rated", False)),
+        "created_by": info.get("created_by"),
+        # As of this version (service/core/clocks.py); games from before clocks have none.
+        "clock": json.loads(model["clock"]) if model.get("clock") else None,
     }
 
 
@@ -164,10 +235,19 @@ def get_legal(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
     return {"version": int(model["version"]), "seat": viewer, "intents": json.loads(model[f"legal:{viewer}"] or b"[]")}
 
 
+def _request_hash(body: Any) -> str:
+    """What an Idempotency-Key is bound to: the request's meaning, its JSON in
+    canonical form (sorted keys, no insignificant whitespace), so the same
+    request sent with other spacing or key order is the same request."""
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 @blp.route("/<uuid:game_id>/intents", methods=["POST"])
+@openapi.idempotent()
 # Schema instances, not classes: given a class, webargs builds a new schema on
 # every request (a profile of the intent path showed it).
-@blp.arguments(IntentIn())
+@blp.arguments(IntentIn(), examples=openapi.intent_examples())
 @blp.response(201, IntentOut)
 @blp.alt_response(401, schema=ErrorOut, description="No token")
 @blp.alt_response(403, schema=ErrorOut, description="Not a seat token of this game")
@@ -181,13 +261,40 @@ def post_intent(body: dict[str, Any], game_id: Any) -> dict[str, Any]:
     key = request.headers.get("Idempotency-Key")
     if key is not None and not (1 <= len(key) <= 200 and key.isprintable()):
         raise ApiError(400, "invalid_idempotency_key", "Idempotency-Key must be 1-200 printable characters.")
-    request_hash = hashlib.sha256(request.get_data(cache=True)).hexdigest()
+    request_hash = _request_hash(g.body)
     try:
+        caller = principal()
         answer = services().games.submit(
-            str(game_id), bearer(), g.body.get("intent"), body.get("expected_version"), key, request_hash
+            str(game_id),
+            bearer(),
+            g.body.get("intent"),
+            body.get("expected_version"),
+            key,
+            request_hash,
+            principal=caller if caller.account is not None else None,
         )
     except (ApiError, DomainError) as err:
         metrics.INTENTS.labels("refused", err.code).inc()
         raise
     metrics.INTENTS.labels("accepted", "ok").inc()
     return answer
+
+
+@blp.route("/<uuid:game_id>/abort", methods=["POST"])
+@blp.arguments(AbortIn(), example={"reason": "A player was disqualified."})
+@blp.response(200, AbortOut)
+@blp.alt_response(401, schema=ErrorOut, description="No credential")
+@blp.alt_response(403, schema=ErrorOut, description="Neither the operator nor the organiser of this game")
+@blp.alt_response(404, schema=ErrorOut, description="No such game")
+@blp.alt_response(422, schema=ErrorOut, description="The game is already over (game_finished)")
+def abort_game(body: dict[str, Any], game_id: Any) -> dict[str, Any]:
+    """End a running game, unrated: ``GameAborted`` and ``GameFinished`` (``"reason":
+    "aborted"``) are recorded in its stream.  The operator, or the organiser who created the
+    game (``service.core.identity.may_abort`` decides)."""
+    gid = str(game_id)
+    access = common.game_access(gid)
+    caller = common.require_organiser(access)
+    if not identity.may_abort(caller, access):  # pragma: no cover - require_organiser admits the same callers
+        raise ApiError(403, "not_your_game", "Only the operator or this game's organiser may abort it.")
+    by = "operator" if caller.is_operator else f"organiser:{caller.handle}"
+    return services().games.abort(gid, body["reason"], by)

@@ -21,7 +21,8 @@ from service.http.errors import ApiError
 
 blp = Blueprint("leaderboards", __name__, url_prefix="/v1", description="Leaderboards and player pages")
 
-_HANDLE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,31}$")
+# \Z, not $: a $ lets a trailing newline through ("ann\n").
+_HANDLE = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9_.\-]{0,31}|[A-Za-z0-9_-]{3,24})\Z")
 
 
 def _games() -> list[str]:

@@ -6,7 +6,6 @@ and the leaderboard and player pages it reads."""
 from __future__ import annotations
 
 import random
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,50 +23,21 @@ def base_url(app) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture
-def projector(ctx) -> Iterator[set[str]]:
-    """A stand-in for the RQ worker: runs the real job function for the
-    games in the returned set, continuously, until the test ends."""
-    from workers import jobs
-
-    games: set[str] = set()
-    stop = threading.Event()
-
-    def loop() -> None:
-        while not stop.is_set():
-            for gid in list(games):
-                _project(jobs, gid)
-            time.sleep(0.002)
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    yield games
-    stop.set()
-    thread.join()
-
-
-def _project(jobs, gid: str) -> None:
-    """Run one projection job; like RQ, a failed job does not stop the worker
-    (the next round retries it)."""
-    try:
-        jobs.project(gid)
-    except Exception as exc:  # a loaded machine: pool timeouts and the like
-        print(f"projection job for {gid} failed: {exc!r}")
-
-
 def _players() -> list[str]:
     tag = uuid.uuid4().hex[:6]
     return [f"ann-{tag}", f"bob-{tag}"]
 
 
-def test_random_bot_plays_a_game_to_the_end_and_the_pages_show_it(base_url, projector, ctx):
+def test_random_bot_plays_a_game_to_the_end_and_the_pages_show_it(base_url, ctx, settings):
     api = Client(base_url)
     players = _players()
-    created = api.create_game("nauticus", players)
+    # Only rated games reach the leaderboards: two accounts, seated by an organiser.
+    keys = {p: api.register(p)["key"] for p in players}
+    organiser = api.create_organiser(f"cup-{players[0]}", settings.admin_token)["key"]
+    created = api.create_game("nauticus", players, key=organiser, accounts=True, rated=True)
     assert [s["player"] for s in created["seats"]] == players
-    projector.add(created["id"])
     steps: list[int] = []
-    bot = RandomBot(api, created, random.Random(2))
+    bot = RandomBot(api, created, random.Random(2), keys=keys)
     final = bot.play(progress=lambda b: steps.append(b.intents))
     assert final["status"] == "finished" and final["to_act"] == []
     assert sorted(final["result"]["ranks"]) == ["0", "1"]
@@ -92,11 +62,10 @@ def test_random_bot_plays_a_game_to_the_end_and_the_pages_show_it(base_url, proj
     api.close()
 
 
-def test_idempotency_key_replays_and_stale_version_conflicts(base_url, projector, ctx):
+def test_idempotency_key_replays_and_stale_version_conflicts(base_url, ctx):
     api = Client(base_url)
     created = api.create_game("nauticus", _players())
     gid = created["id"]
-    projector.add(gid)
     game = api.game(gid, min_version=created["version"])
     token = created["seats"][game["to_act"][0]]["token"]
     legal = api.legal(gid, token, min_version=created["version"])
@@ -134,31 +103,13 @@ def test_demo_script_plays_prints_results_and_leaderboards(base_url, ctx, capsys
     import importlib.util
     from pathlib import Path
 
-    from projections import keys
-    from workers import jobs
-
     spec = importlib.util.spec_from_file_location("demo", Path(__file__).parents[2] / "scripts" / "demo.py")
     assert spec is not None and spec.loader is not None
     demo = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(demo)
     demo.CREW = _players()  # handles of this test only
-    stop = threading.Event()
-
-    def worker() -> None:
-        # Stand-in for the RQ worker: project the demo's games as they appear
-        # in the index (the API projects a game on its first read).
-        while not stop.is_set():
-            for gid in ctx.redis.zrange(keys.games_by("player", demo.CREW[0]), 0, -1):
-                _project(jobs, gid.decode())
-            time.sleep(0.002)
-
-    thread = threading.Thread(target=worker, daemon=True)
-    thread.start()
-    try:
-        rc = demo.main(["--url", base_url, "--games", "nauticus", "--players", "2", "--seed", "4", "--timeout", "60"])
-    finally:
-        stop.set()
-        thread.join()
+    # serving() projects like the worker does; the demo sees its games finish.
+    rc = demo.main(["--url", base_url, "--games", "nauticus", "--players", "2", "--seed", "4", "--timeout", "60"])
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "[1/1] nauticus" in out and "finished, winner" in out

@@ -3,62 +3,20 @@ client that knows nothing but the public API and follows /legal to the end."""
 
 from __future__ import annotations
 
-import os
 import random
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
 import pytest
 import requests
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from support.live import live_service
 
 
 @pytest.fixture(scope="module")
 def live(settings) -> Iterator[str]:
-    port = _free_port()
-    env = os.environ | {
-        "DATABASE_URL": settings.database_url,
-        "REDIS_URL": settings.redis_url,
-        "ADMIN_TOKEN": settings.admin_token or "",
-        "QD_QUEUE": settings.queue_name,
-        "QD_LOG_LEVEL": "WARNING",
-        "QD_SWEEP_SECONDS": "1",
-    }
-    api = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "service.http.wsgi:app", "-b", f"127.0.0.1:{port}",
-         "-w", "2", "-k", "gthread", "--threads", "4", "--timeout", "30"],
-        env=env,
-    )  # fmt: skip
-    worker = subprocess.Popen([sys.executable, "-m", "workers"], env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if requests.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            assert api.poll() is None, "gunicorn exited"
-            assert time.monotonic() < deadline, "gunicorn did not start"
-            time.sleep(0.2)
+    with live_service(settings) as url:
         yield url
-    finally:
-        for proc in (api, worker):
-            proc.terminate()
-        for proc in (api, worker):
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
 
 def test_a_client_that_only_follows_legal_plays_nautilus_industries_to_the_end(live):

@@ -187,6 +187,14 @@ class Service:
         self.api = self._spawn("gunicorn", argv)
         wait_until(lambda: requests.get(self.url + "/healthz", timeout=2).status_code == 200, 60, "gunicorn")
 
+    def start_shipped_api(self) -> None:
+        """gunicorn exactly as ``make run`` and compose start it (gevent
+        workers, ``service/http/gunicorn_conf.py``), on this stack."""
+        from devtools.run import _gunicorn_argv
+
+        self.api = self._spawn("gunicorn", _gunicorn_argv(self.port))
+        wait_until(lambda: requests.get(self.url + "/healthz", timeout=2).status_code == 200, 60, "gunicorn")
+
     def start_worker(self) -> subprocess.Popen:
         proc = self._spawn("worker", [sys.executable, "-m", "workers"])
         self.workers.append(proc)

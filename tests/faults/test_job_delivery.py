@@ -15,7 +15,7 @@ import pytest
 from support import auth, project_job
 
 from projections import keys
-from projections.boards import board_fields, dumps, info_from, is_finished
+from projections.boards import board_fields, dumps, info_from, is_finished, stream_terms
 from projections.runner import project_game
 from service.core.eventstore import EventStore
 from service.core.replay import fold_stream
@@ -27,7 +27,8 @@ def expected(store: EventStore, game_id: str, version: int) -> dict[bytes, bytes
     events = store.read(game_id, upto=version)
     info = info_from(events, None)
     engine = registry.get(info["game"], info["rules_version"])
-    fields = board_fields(engine, info, fold_stream(engine, events), version, is_finished(events, False))
+    state = fold_stream(engine, events)
+    fields = board_fields(engine, info, state, version, is_finished(events, False), **stream_terms(events))
     fields["auth"] = dumps([h.hex() for h in store.secrets(game_id)[1]])
     return {k.encode(): v if isinstance(v, bytes) else str(v).encode() for k, v in fields.items()}
 

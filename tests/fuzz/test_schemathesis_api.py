@@ -1,6 +1,6 @@
 """schemathesis against ``/openapi.json``: every operation, generated
 (and negated) parameters and bodies, as a stranger, as a seat, as the
-organiser and with a forged token; for half the cases the path names a real
+organiser, with a forged token, and with a player's and an organiser's key; for half the cases the path names a real
 game, so the deep paths run too.  Checks: no 5xx, and every answer's status,
 content type and body match the spec."""
 
@@ -43,12 +43,22 @@ def real_game(fuzz_app, ctx):
 @pytest.fixture(scope="module")
 def fuzz_app(settings):
     """The app with a short ``?min_version=`` wait: generated versions are
-    mostly in the future, and waiting for them proves nothing here."""
+    mostly in the future, and waiting for them proves nothing here.  Streams
+    end after a moment for the same reason (their first line is the check)."""
     from service.http.app import create_app
 
-    application = create_app(settings.with_(max_wait_seconds=0.05), TESTING=True)
+    application = create_app(settings.with_(max_wait_seconds=0.05, stream_max_seconds=0.2), TESTING=True)
     yield application
     application.extensions["quarterdeck"].store.pool.close()
+
+
+@pytest.fixture(scope="module")
+def account_keys(fuzz_app, settings) -> dict[str, str]:
+    """A player's key and an organiser's key, sent like the tokens above."""
+    from support.accounts import organiser, register
+
+    client = fuzz_app.test_client()
+    return {"player_key": register(client)[1], "organiser_key": organiser(client, settings)[1]}
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +66,7 @@ def api_schema(fuzz_app):
     return schemathesis.openapi.from_wsgi("/openapi.json", fuzz_app)
 
 
-def test_every_operation_conforms(api_schema, real_game, settings):
+def test_every_operation_conforms(api_schema, real_game, settings, account_keys):
     """Each operation in turn, ``EXAMPLES`` generated cases each."""
     who_rng = random.Random(9)
     tried: dict[str, int] = {}
@@ -73,13 +83,15 @@ def test_every_operation_conforms(api_schema, real_game, settings):
             if case.query and "follow" in case.query:
                 case.query["follow"] = "false"  # a long poll proves nothing here and costs seconds
             headers = dict(case.headers or {})
-            who = who_rng.choice(["none", "seat", "admin", "forged"])
+            who = who_rng.choice(["none", "seat", "admin", "forged", "player_key", "organiser_key"])
             if who == "seat":
                 headers["Authorization"] = "Bearer " + real_game["seats"][who_rng.randrange(2)]["token"]
             elif who == "admin":
                 headers["Authorization"] = "Bearer " + settings.admin_token
             elif who == "forged":
                 headers["Authorization"] = "Bearer " + "A" * 43
+            elif who in account_keys:
+                headers["Authorization"] = "Bearer " + account_keys[who]
             case.call_and_validate(headers=headers, checks=CHECKS)
             tried[case.operation.label] = tried.get(case.operation.label, 0) + 1
 

@@ -72,7 +72,11 @@ def fast_forward(svc: GameService, created: dict[str, Any], chooser: random.Rand
 
 
 def quiet_service(store) -> GameService:
-    """A command service that enqueues nothing (fast-forwarding needs no read model)."""
+    """A command service that enqueues nothing (fast-forwarding needs no read model).
+
+    Games that should count on the leaderboards are created ``rated=True``
+    (only rated games count): over HTTP only games of accounts can be rated,
+    here the seat tokens stand in for the accounts' keys."""
     return GameService(store, lambda _gid: None, snapshot_every=10_000)
 
 
@@ -170,7 +174,7 @@ def test_twenty_games_finishing_concurrently_on_four_apps_equal_a_rebuild(settin
     games = []
     for i, game in enumerate(MIX):
         players = chooser.sample(pool, 3 if i % 3 == 0 and game != "nautilus-industries" else 2)
-        created = svc.create_game(game, players, {})
+        created = svc.create_game(game, players, {}, rated=True)
         games.append((created, fast_forward(svc, created, random.Random(i))))
     forwarded = time.perf_counter()
 
@@ -233,7 +237,7 @@ def test_twenty_games_finishing_concurrently_on_four_apps_equal_a_rebuild(settin
 def test_ties_share_the_rating_update_and_both_win(ctx, client):
     svc = quiet_service(ctx.store)
     ann, bob, cy = handles("ann", "bob", "cy")
-    created = svc.create_game("nauticus", [ann, bob, cy], {})
+    created = svc.create_game("nauticus", [ann, bob, cy], {}, rated=True)
     result = {
         "scores": {"0": 40, "1": 40, "2": 12},
         "ranks": {"0": 1, "1": 1, "2": 3},
@@ -270,7 +274,7 @@ def test_duplicate_and_racing_jobs_count_a_finish_once(ctx, run_worker, settings
 
     svc = quiet_service(ctx.store)
     ann, bob = handles("ann", "bob")
-    created = svc.create_game("waters-of-nereus", [ann, bob], {})
+    created = svc.create_game("waters-of-nereus", [ann, bob], {}, rated=True)
     last = fast_forward(svc, created, random.Random(3))
     svc.submit(created["id"], last["token"], last["intent"], last["version"], None, "")
 
@@ -304,8 +308,8 @@ def test_a_late_commit_is_folded_in_order_not_skipped(settings, ctx):
     after it is not folded until it ends, so nothing can be skipped."""
     svc = quiet_service(ctx.store)
     ann, bob = handles("ann", "bob")
-    first = svc.create_game("nauticus", [ann, bob], {})
-    second = svc.create_game("nauticus", [ann, bob], {})
+    first = svc.create_game("nauticus", [ann, bob], {}, rated=True)
+    second = svc.create_game("nauticus", [ann, bob], {}, rated=True)
     done = {"scores": {"0": 1, "1": 2}, "ranks": {"0": 2, "1": 1}, "ranking": [1, 0], "breakdown": {}}
     with psycopg.connect(settings.database_url) as held:
         held.execute("SELECT pg_current_xact_id()")  # takes an xid, stays open
@@ -322,7 +326,7 @@ def test_leaderboard_http_shapes_paging_and_errors(ctx, client):
     svc = quiet_service(ctx.store)
     names = handles("p0", "p1", "p2", "p3")
     for k in range(3):
-        created = svc.create_game("nautilus-industries", names, {})
+        created = svc.create_game("nautilus-industries", names, {}, rated=True)
         order = names[k:] + names[:k]
         ranks = {str(names.index(p)): i + 1 for i, p in enumerate(order)}
         scores = {s: 100 - 10 * r for s, r in ranks.items()}
@@ -369,7 +373,7 @@ def test_rebuild_while_live_consumers_run_still_equals_a_clean_rebuild(ctx):
     svc = quiet_service(ctx.store)
     ann, bob, cy = handles("ann", "bob", "cy")
     for k in range(4):
-        created = svc.create_game("nauticus", [ann, bob, cy], {})
+        created = svc.create_game("nauticus", [ann, bob, cy], {}, rated=True)
         ranks = {"0": 1 + k % 3, "1": 1 + (k + 1) % 3, "2": 1 + (k + 2) % 3}
         append_finish(svc, created["id"], {"scores": {s: 10 * r for s, r in ranks.items()}, "ranks": ranks})
     fold_until(ctx, lambda: json.loads(ctx.redis.hget(lb.stats_key("nauticus"), cy) or b'{"games":0}')["games"] == 4)

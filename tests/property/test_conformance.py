@@ -22,6 +22,11 @@ checked at every step:
   JSON), and ``result`` has scores, ranks and ranking for every seat;
 * ``view`` and ``redact_event`` work for every seat, a spectator and the admin.
 
+A second set of playouts (the end of this file) goes through the platform's
+pipeline with a clock, and makes random seats resign or time out at random
+moments: forfeited seats never act again, the game goes on while two remain,
+the result ranks them last, and the audit's re-decide reproduces the stream.
+
 Size: ``PLAYOUTS`` sets the seeded playouts per case (engine × player count ×
 options) and the environment variable ``QD_PLAYOUTS`` scales them (a factor,
 default 1; ``QD_PLAYOUTS=0.1`` for a smoke run).  The default plays 2,400
@@ -446,3 +451,167 @@ if os.environ.get("QD_REPRO"):
     def test_repro() -> None:
         name, n, options, seed = os.environ["QD_REPRO"].split("|")
         _play(name, int(n), json.loads(options), bytes.fromhex(seed))
+
+
+# -- resignations and timeouts at random moments ---------------------------------------------------
+#
+# The same engines and player counts, played through the platform's pipeline
+# (``service/core/pipeline.py``) with a clock and an injected time: at random moments a random
+# seat still playing resigns, or the seat to act runs out of time (``SeatTimedOut`` at its
+# deadline), and the game goes on while two seats remain.  At every step: the invariants, no
+# forfeited seat in ``to_act`` or with a legal intent, a forfeited seat's intent refused and
+# nothing changed, every recorded clock non-negative with a deadline exactly for the seats to
+# act.  At the end: the platform's result (forfeited seats last, in reverse order of forfeit),
+# a fold from scratch equal to the state, and the audit's re-decide reproducing every event,
+# timeouts and resignations included, byte for byte.
+
+#: Seeded playouts per case at QD_PLAYOUTS=1.
+FORFEIT_PLAYOUTS: dict[str, int] = {"nautilus-industries": 8, "nauticus": 16, "waters-of-nereus": 16}
+FORFEIT_GAME = "00000000-0000-4000-8000-00000000f0f0"
+_CLOCKS = [
+    {"type": "fischer", "base_s": 30, "increment_s": 2},
+    {"type": "deadline", "per_decision_s": 20},
+    {"type": "fischer", "base_s": 5, "increment_s": 0},
+    None,
+]
+
+
+def _forfeit_batches() -> list[Any]:
+    params = []
+    for name, n, options in _cases():
+        total = max(1, round(FORFEIT_PLAYOUTS.get(name, 4) * SCALE))
+        label = f"{name}-{n}p-{canonical(options)}"
+        params.append(pytest.param(name, n, options, total, id=label))
+    return params
+
+
+def _forfeit_playout(name: str, n: int, options: dict[str, Any], index: int) -> tuple[int, int, int]:
+    """One playout with resignations and timeouts; returns (intents, forfeits, timeouts).  The
+    clock and the rate of forfeits go round with ``index``; an even playout (a Fischer clock)
+    also times the seat to act out at a random early step, an odd one makes a seat resign, so
+    that even a smoke run of one playout per case times a seat out."""
+    from service.audit.checks import redecide
+    from service.core import clocks, pipeline
+    from service.core.replay import fold_stream
+    from service.games.base import forfeited
+
+    engine = registry.get(name)
+    seed = hashlib.sha256(f"forfeits|{name}|{n}|{canonical(options)}|{index}".encode()).digest()
+    chooser = random.Random(seed)
+    spec = _CLOCKS[index % len(_CLOCKS)]
+    rate = (0.01, 0.08, 0.003)[index % 3]
+    forced = chooser.randrange(0, 60)
+    where = f"[{name} players={n} options={canonical(options)} seed={seed.hex()} clock={spec} rate={rate}]"
+    t = clocks.to_us("2026-01-01T00:00:00.000000Z")
+    meta = {"intent_id": "open", "seat": None, "received_at": clocks.to_iso(t), "intent": None}
+    terms = {} if spec is None else {"clock": spec}
+    events = pipeline.open_game(engine, FORFEIT_GAME, [f"p{i}" for i in range(n)], options, seed, meta, **terms)
+    state = fold_stream(engine, events)
+    order: list[int] = []
+    result = None
+    intents = 0
+
+    def act(seat: int | None, command: Command, when: int) -> None:
+        nonlocal state, result, intents
+        raw = command.to_json()
+        m = {"intent_id": f"i{len(events)}", "seat": seat, "received_at": clocks.to_iso(when), "intent": raw}
+        clock = clocks.Clock(spec, n, events[-1].meta.get("clock")) if clocks.runs(spec) else None
+        decision = pipeline.act(
+            engine,
+            state,
+            seat,
+            command,
+            seed=seed,
+            game_id=FORFEIT_GAME,
+            version=len(events),
+            head_hash=events[-1].hash,
+            meta=m,
+            clock=clock,
+        )
+        state, result = decision.state, decision.result
+        events.extend(decision.events)
+        intents += 1
+
+    while result is None:
+        assert intents < MAX_STEPS, f"game did not end {where}"
+        engine.check_invariants(state)
+        out = forfeited(state)
+        assert out == order, f"forfeited {out} != {order} {where}"
+        seats = engine.to_act(state)
+        assert seats and not set(seats) & set(out), f"to_act {seats} forfeited {out} {where}"
+        for seat in out:
+            assert engine.legal(state, seat) == [], where
+        clock = events[-1].meta.get("clock")
+        if clocks.runs(spec):
+            assert all(us >= 0 for us in clock["remaining_us"].values()), where
+            assert sorted(int(s) for s in clock["deadline"]) == sorted(seats), f"deadlines {clock} {where}"
+        active = [s for s in range(n) if s not in out]
+        step = chooser.randrange(0, 600_000)  # up to 0.6 s between intents
+        due = clocks.due(clock, clocks.to_iso(t + step)) if clocks.runs(spec) else []
+        if out and chooser.random() < 0.05:  # a forfeited seat's intent: refused, nothing written
+            before, head = marshal.dumps(state, 2), len(events)
+            try:
+                act(chooser.choice(out), pipeline.Resign(), t)
+                raise AssertionError(f"a forfeited seat resigned again {where}")
+            except RuleViolation as exc:
+                assert exc.code in ("seat_forfeited", "clock_expired"), where
+            assert marshal.dumps(state, 2) == before and len(events) == head, where
+        waiting = index % 2 == 0 and intents < forced  # the forced timeout comes first
+        if (chooser.random() < rate and not waiting) or intents == forced:
+            seat = chooser.choice(seats if index % 2 == 0 and intents == forced else active)
+            if clocks.runs(spec) and seat in seats and (chooser.random() < 0.5 or intents == forced):
+                # Its time runs out right now: the scheduler writes the timeout at the deadline.
+                deadline = clock["deadline"][str(seat)]
+                t = max(t, clocks.to_us(deadline))
+                act(seat, pipeline.TimeOut(), clocks.to_us(deadline))
+                timed_out = next(e for e in reversed(events) if e.type == "SeatTimedOut")
+                assert timed_out.data == {"seat": seat, "deadline": deadline}, where
+            else:
+                act(seat, pipeline.Resign(), t)
+            order.append(seat)
+            if len(active) == 2:
+                assert result is not None and result["reason"] == "forfeit", where
+            continue
+        if due and chooser.random() < 0.5:
+            deadline, seat = due[0]  # a clock ran out before anyone moved: written at its deadline
+            t = max(t, clocks.to_us(deadline))
+            act(seat, pipeline.TimeOut(), clocks.to_us(deadline))
+            order.append(seat)
+            continue
+        t += step
+        in_time = [s for s in seats if not clocks.expired(clock, s, clocks.to_iso(t))]
+        if not in_time:
+            continue  # every seat to act is out of time: the next round writes a timeout
+        seat = chooser.choice(in_time)
+        act(seat, chooser.choice(engine.legal(state, seat)), t)
+
+    assert result["forfeited"] == order, where
+    ranking = result["ranking"]
+    if result["reason"] == "forfeit" or order:
+        assert ranking[len(ranking) - len(order) :] == order[::-1], f"forfeited not last {result} {where}"
+    assert sorted(ranking) == list(range(n)) and set(result["ranks"]) == {str(s) for s in range(n)}, where
+    assert result["ranks"][str(ranking[0])] == 1, where
+    assert events[-1].type == "GameFinished", where
+    refolded = fold_stream(engine, events)
+    assert canonical(refolded) == canonical(state), f"folding from scratch differs {where}"
+    check = redecide(FORFEIT_GAME, events, seed)
+    assert check.ok, f"{check.summary} {where}"
+    timeouts = sum(1 for e in events if e.type == pipeline.SEAT_TIMED_OUT)
+    return intents, len(order), timeouts
+
+
+@pytest.mark.parametrize(("name", "players", "options", "count"), _forfeit_batches())
+def test_random_playouts_with_resignations_and_timeouts(
+    name: str, players: int, options: dict[str, Any], count: int
+) -> None:
+    started = time.perf_counter()
+    forfeits = timeouts = 0
+    for index in range(count):
+        intents, n, out = _forfeit_playout(name, players, options, index)
+        forfeits += n
+        timeouts += out
+        _TOTALS["games"] += 1
+        _TOTALS["intents"] += intents
+    _TOTALS["seconds"] += time.perf_counter() - started
+    assert timeouts > 0, "no seat timed out: the test would not test timeouts"
+    assert count < 2 or forfeits > timeouts, "no seat resigned: the test would not test resignations"

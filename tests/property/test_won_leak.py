@@ -3,7 +3,9 @@
 For random playout positions, everything hidden from seat S (other hands, the science deck
 order, crew cards chosen but not yet revealed, the discovery stack and removed cards, the
 neutral deck order) is perturbed; S's ``view``, S's ``legal`` and the refusals S gets from
-``decide`` must not change.  Every event of the log, redacted for S, must be unchanged when its
+``decide`` must not change.  Whether another seat has chosen its crew card is public
+(WON-Q02: at the table one sees a card laid face down), so the perturbation changes which
+card a seat chose, never whether it chose.  Every event of the log, redacted for S, must be unchanged when its
 hidden fields are perturbed, and must not name another seat's science cards.
 """
 
@@ -54,10 +56,9 @@ def perturb(state: dict, viewer, r: random.Random) -> dict:
     r.shuffle(s["neutral_deck"])
     if s["phase"] == "choose" and others:
         for i in others:
-            free = [x for x in data.CREWS if x not in s["seats"][i]["played"]]
-            s["seats"][i]["chosen"] = r.choice([None, *free])
-        if all(p["chosen"] is not None for p in s["seats"]):
-            s["seats"][r.choice(others)]["chosen"] = None
+            if s["seats"][i]["chosen"] is not None:  # WON-Q02: what was chosen is hidden, not whether
+                free = [x for x in data.CREWS if x not in s["seats"][i]["played"]]
+                s["seats"][i]["chosen"] = r.choice(free)
     return s
 
 
@@ -82,8 +83,7 @@ def hidden_fields(event: Event, viewer) -> Event:
     elif t == "ScienceCardDrawn" and d["seat"] != viewer:
         d["card"] = "junk"
     elif t == "CrewChosen" and d["seat"] != viewer:
-        d["crew"] = "junk"
-        d["seat"] = -7
+        d["crew"] = "junk"  # WON-Q02: the seat that chose is public, its card is not
     return Event(t, d)
 
 
@@ -170,6 +170,8 @@ def test_won_redacted_events_carry_nothing_hidden(players, neutral):
                 assert red.data["cards"] == ev.data["cards"]
             if ev.type == "CrewChosen" and ev.data["seat"] == viewer:
                 assert red.data["crew"] == ev.data["crew"]
+            if ev.type == "CrewChosen" and viewer != ev.data["seat"] and viewer != ADMIN:
+                assert red.data == {"seat": ev.data["seat"], "crew": None}  # WON-Q02
             assert ENGINE.redact_event(ev, ADMIN) is ev
 
 

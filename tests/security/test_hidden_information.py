@@ -2,8 +2,8 @@
 
 For every registered engine: a two-seat game is played partway (for a game
 with secret choices, to a point where one seat has chosen and the other not),
-then every GET endpoint of ``/openapi.json`` is walked as each seat and as a
-spectator, and refused intents are sent as each seat.  What a viewer may not
+then every GET endpoint of ``/openapi.json``, and every page for people, is
+walked as each seat and as a spectator, and refused intents are sent as each seat.  What a viewer may not
 know is learnt from the engine itself: the values in the organiser's view
 that are absent from the viewer's own view, and the keys the viewer's view
 lacks.  None of it may appear in anything the viewer receives."""
@@ -116,12 +116,70 @@ def _walk(client, spec: dict, gid: str, game: str, players: list[str], headers: 
             if path == "/v1/games":
                 variants += [base + f"?player={player}", base + f"?game={game}&status=active"]
             for url in variants:
+                if path.endswith("/stream"):
+                    got += _stream_heads(client, url, headers)  # it would not end by itself
+                    continue
                 resp = client.get(url, headers=headers)
                 head = "\n".join(f"{k}: {v}" for k, v in resp.headers.items())
                 got.append(f"GET {url} -> {resp.status_code}\n{head}\n{resp.get_data(as_text=True)}")
             if "{handle}" not in path:
                 break
     return got
+
+
+def _walk_pages(client, gid: str, game: str, players: list[str], headers: dict, other_seat: int) -> list[str]:
+    """The pages for people (service/http/pages.py) with the same header: each
+    must show no more than the JSON API shows this viewer."""
+    urls = [
+        "/",
+        "/games",
+        f"/games?game={game}&status=active",
+        f"/games/{gid}",
+        f"/games/{gid}?partial=1",
+        f"/games/{gid}?log=all",
+        f"/games/{gid}?at=2",
+        f"/games/{gid}?seat={other_seat}",
+        f"/games/{gid}/board",
+        f"/games/{gid}/board?min_version=1",
+        f"/games/{gid}/board?at=3&seat={other_seat}",
+        f"/games/{gid}/log",
+        f"/games/{gid}/log?after=3",
+        f"/games/{gid}/audit",
+        f"/leaderboards/{game}",
+        *[f"/players/{p}" for p in players],
+    ]
+    got = []
+    for url in urls:
+        resp = client.get(url, headers={**headers, "Accept": "text/html"})
+        head = "\n".join(f"{k}: {v}" for k, v in resp.headers.items())
+        got.append(f"PAGE {url} -> {resp.status_code}\n{head}\n{resp.get_data(as_text=True)}")
+    return got
+
+
+def _stream_heads(client, url: str, headers: dict) -> list[str]:
+    """A stream (service/http/streams.py), NDJSON and SSE: its status, headers
+    and what it sends up to its first board line (it runs until the game ends)."""
+    got = []
+    for extra in ({}, {"Accept": "text/event-stream"}):
+        resp = client.get(url, headers={**headers, **extra}, buffered=False)
+        body = b""
+        for chunk in resp.response:
+            body += chunk if isinstance(chunk, bytes) else chunk.encode()
+            if resp.status_code == 200 and b"board" in body and body.endswith(b"\n"):
+                break
+        resp.close()
+        head = "\n".join(f"{k}: {v}" for k, v in resp.headers.items())
+        got.append(f"GET {url} {extra} -> {resp.status_code}\n{head}\n{body.decode()}")
+    return got
+
+
+def _next_board(resp) -> dict:
+    """The next board line of an open NDJSON stream (pings skipped)."""
+    for chunk in resp.response:
+        line = json.loads(chunk)
+        if line["type"] == "board":
+            return line
+    raise AssertionError("the stream ended without a board line")
 
 
 def _probe_refusals(client, gid: str, token: str, own_legal: list[dict], version: int) -> list[str]:
@@ -172,6 +230,7 @@ def test_every_endpoint_as_every_seat_and_spectator(client, ctx, new_game, game)
         who = f"{game} seat {viewer}" if viewer is not None else f"{game} spectator"
         other = 1 if viewer == 0 else 0
         texts = _walk(client, spec, gid, game, ["ann", "bob"], headers, other)
+        texts += _walk_pages(client, gid, game, ["ann", "bob"], headers, other)
         if viewer is not None:
             legal = client.get(f"/v1/games/{gid}/legal", headers=headers).get_json()
             texts += _probe_refusals(client, gid, tokens[viewer], legal["intents"], legal["version"])
@@ -182,6 +241,18 @@ def test_every_endpoint_as_every_seat_and_spectator(client, ctx, new_game, game)
         view = client.get(f"/v1/games/{gid}", headers=headers).get_json()["view"]
         leaked = _keys(view) & hidden_keys
         assert not leaked, f"{who}: view carries hidden keys {sorted(leaked)[:5]}"
+
+        # Its stream's first line is exactly what GET shows it (and, for a seat, /legal).
+        stream = client.get(f"/v1/games/{gid}/stream", headers=headers, buffered=False)
+        first = _next_board(stream)
+        stream.close()
+        assert {k: v for k, v in first.items() if k not in ("type", "legal")} == client.get(
+            f"/v1/games/{gid}", headers=headers
+        ).get_json(), who
+        if viewer is not None:
+            assert first["legal"] == legal["intents"], who
+        else:
+            assert "legal" not in first
 
         # The feed line of every event is exactly the engine's redaction for
         # this viewer, and never carries another seat's intent.
@@ -194,6 +265,94 @@ def test_every_endpoint_as_every_seat_and_spectator(client, ctx, new_game, game)
             if e.meta.get("seat") != viewer:
                 assert line["meta"].get("intent") is None, (who, e.seq)
 
+    # A change while streams are open: each viewer's next line is what GET
+    # then shows it, and carries nothing hidden from it.
+    viewers = {0: auth(tokens[0]), 1: auth(tokens[1]), None: {}}
+    streams = {v: client.get(f"/v1/games/{gid}/stream", headers=h, buffered=False) for v, h in viewers.items()}
+    firsts = {v: _next_board(s) for v, s in streams.items()}
+    seat = random.Random(5).choice(engine.to_act(state))
+    legal = client.get(f"/v1/games/{gid}/legal", headers=viewers[seat]).get_json()
+    moved = client.post(
+        f"/v1/games/{gid}/intents",
+        json={"intent": legal["intents"][0], "expected_version": legal["version"]},
+        headers=viewers[seat],
+    )
+    assert moved.status_code == 201
+    project_game(ctx.redis, ctx.store, gid)  # the worker's write, and its announcement
+    state = fold_stream(engine, ctx.store.read(gid))
+    admin = json.loads(json.dumps(engine.view(state, ADMIN)))
+    for viewer, stream in streams.items():
+        who = f"{game} stream of {'seat ' + str(viewer) if viewer is not None else 'a spectator'}"
+        line = _next_board(stream)
+        stream.close()
+        assert line["version"] > firsts[viewer]["version"], who
+        got = client.get(f"/v1/games/{gid}", headers=viewers[viewer]).get_json()
+        assert {k: v for k, v in line.items() if k not in ("type", "legal")} == got, who
+        own = json.loads(json.dumps(engine.view(state, viewer)))
+        own_legal = [c.to_json() for c in engine.legal(state, viewer)] if viewer is not None else []
+        hidden, hidden_keys = secrets_for(admin, own, own_legal)
+        _assert_no_leak([json.dumps(line)], hidden, who)
+        assert not _keys(line["view"]) & hidden_keys, who
+
     # The walk must have had something to protect, where the game hides anything.
     if game == "waters-of-nereus":
         assert any_secret
+
+
+@pytest.fixture
+def short_streams(settings):
+    """The app with streams that end after a moment: an account's key opens
+    its own stream (``/v1/account/stream``), which has no board line to stop at."""
+    from service.http.app import create_app
+
+    application = create_app(settings.with_(stream_max_seconds=1.0), TESTING=True)
+    yield application.test_client()
+    application.extensions["quarterdeck"].store.pool.close()
+
+
+def test_account_keys_and_organiser_scopes_see_no_more(short_streams, ctx, settings):
+    """The same walk with account keys (a game of accounts seated by an
+    organiser): each seat's key sees what that seat sees; another organiser's
+    key and the key of a player with no seat see what a spectator sees; only
+    the game's own organiser sees everything."""
+    from support.accounts import organiser, register, unique
+
+    client = short_streams
+    game = "waters-of-nereus"
+    engine = registry.get(game)
+    _, cup = organiser(client, settings)
+    _, other_cup = organiser(client, settings, unique("open"))
+    ann, ann_key = register(client)
+    bob, bob_key = register(client, unique("bob"))
+    _, stranger = register(client, unique("cy"))
+    created = client.post(
+        "/v1/games",
+        json={"game": game, "players": [ann, bob], "accounts": True, "rated": True},
+        headers=auth(cup),
+    ).get_json()
+    gid = created["id"]
+    # The seats' keys stand where a casual game's tokens would.
+    _play_partway(client, ctx, {"id": gid, "seats": [{"seat": 0, "token": ann_key}, {"seat": 1, "token": bob_key}]},
+                  random.Random(31), engine)  # fmt: skip
+    state = fold_stream(engine, ctx.store.read(gid))
+    admin = json.loads(json.dumps(engine.view(state, ADMIN)))
+    spec = client.get("/openapi.json").get_json()
+    assert client.get(f"/v1/games/{gid}", headers=auth(cup)).get_json()["view"] == admin
+    for who, key, viewer in [
+        ("seat 0's key", ann_key, 0),
+        ("seat 1's key", bob_key, 1),
+        ("another organiser's key", other_cup, None),
+        ("a player's key with no seat", stranger, None),
+    ]:
+        own = json.loads(json.dumps(engine.view(state, viewer)))
+        own_legal = [c.to_json() for c in engine.legal(state, viewer)] if viewer is not None else []
+        hidden, hidden_keys = secrets_for(admin, own, own_legal)
+        assert hidden or hidden_keys, who
+        texts = _walk(client, spec, gid, game, [ann, bob], auth(key), 1 if viewer == 0 else 0)
+        _assert_no_leak(texts, hidden, f"{game}: {who}")
+        got = client.get(f"/v1/games/{gid}", headers=auth(key)).get_json()
+        assert got["seat"] == viewer and not _keys(got["view"]) & hidden_keys, who
+        if viewer is None:
+            # Exactly the spectator's feed.
+            feed = client.get(f"/v1/games/{gid}/events", headers=auth(key)).get_data(as_text=True)
+            assert feed == client.get(f"/v1/games/{gid}/events").get_data(as_text=True), who

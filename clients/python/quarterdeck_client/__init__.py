@@ -31,7 +31,7 @@ import json
 import random
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -48,12 +48,46 @@ class ApiError(Exception):
 
 
 class Conflict(ApiError):
-    """409: the game moved on since the version the intent expected."""
+    """409: the game moved on since the version the intent expected.  Its
+    details say where the game is now, so a client resyncs in one step."""
+
+    @property
+    def current_version(self) -> int | None:
+        """The game's version now (a read with ``?min_version=`` this sees it)."""
+        return self.details.get("current_version")
+
+    @property
+    def to_act(self) -> list[int] | None:
+        """The seats to act at :attr:`current_version`."""
+        return self.details.get("to_act")
 
 
 #: Statuses worth retrying: the service is starting, restarting or briefly
-#: without PostgreSQL/Redis (503 carries ``retry_after_seconds``).
-_RETRY_STATUSES = frozenset({502, 503, 504})
+#: without PostgreSQL/Redis (503 carries ``retry_after_seconds``), or a rate
+#: limit (429 carries ``Retry-After``).  Nothing was written in either case.
+_RETRY_STATUSES = frozenset({429, 502, 503, 504})
+#: The longest wait a ``Retry-After`` may ask of a retry, in seconds.
+_MAX_RETRY_AFTER = 30.0
+
+
+def _error_from(status: int, payload: bytes) -> ApiError:
+    """The :class:`ApiError` (or :class:`Conflict`) of an error answer."""
+    try:
+        decoded = json.loads(payload) if payload else None
+    except ValueError:
+        decoded = None
+    err = decoded.get("error", {}) if isinstance(decoded, dict) else {}
+    cls = Conflict if status == 409 else ApiError
+    message = err.get("message", payload[:200].decode("utf-8", "replace"))
+    return cls(status, err.get("code", "http_error"), message, err.get("details"))
+
+
+def _retry_after(header: str | None, default: float) -> float:
+    """The wait a ``Retry-After: <seconds>`` header asks for, bounded."""
+    try:
+        return min(max(float(header), 0.0), _MAX_RETRY_AFTER) if header else default
+    except ValueError:
+        return default
 
 
 class Client:
@@ -121,7 +155,11 @@ class Client:
                 payload = resp.read()
                 self.requests += 1
                 if resp.status in _RETRY_STATUSES and attempt < self.retries:
-                    time.sleep(pause)
+                    # A fresh connection for the retry: the server may close an
+                    # idle kept-alive one during a long Retry-After, and a
+                    # request written on a closed socket is not resent.
+                    self.close()
+                    time.sleep(_retry_after(resp.getheader("Retry-After"), pause))
                     pause = min(pause * 2, 5.0)
                     continue
                 return resp.status, payload
@@ -155,12 +193,25 @@ class Client:
     def health(self) -> dict[str, Any]:
         return self.call("GET", "/healthz")
 
-    def create_game(self, game: str, players: list[str], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    def create_game(
+        self,
+        game: str,
+        players: list[str],
+        options: dict[str, Any] | None = None,
+        *,
+        key: str | None = None,
+        accounts: bool = False,
+        rated: bool = False,
+    ) -> dict[str, Any]:
         """``POST /v1/games``.  The answer holds each seat's token (shown once).
         Not resent after a connection error: if the answer was lost the game
-        may exist, and a resend would create a second one."""
-        body = {"game": game, "players": players, "options": options or {}}
-        return self.call("POST", "/v1/games", body=body, resend=False)
+        may exist, and a resend would create a second one.  With an
+        organiser's ``key`` and ``accounts=True`` the players are accounts
+        (no tokens: each plays with its own key), and ``rated=True`` counts."""
+        body: dict[str, Any] = {"game": game, "players": players, "options": options or {}}
+        if accounts:
+            body |= {"accounts": True, "rated": rated}
+        return self.call("POST", "/v1/games", key, body=body, resend=False)
 
     def game(self, game_id: str, token: str | None = None, min_version: int | None = None) -> dict[str, Any]:
         """``GET /v1/games/{id}``: as the token's seat (or the public) sees it."""
@@ -188,6 +239,41 @@ class Client:
         key = idempotency_key or str(uuid.uuid4())
         return self.call("POST", f"/v1/games/{game_id}/intents", token, body, headers={"Idempotency-Key": key})
 
+    def stream(self, game_id: str, token: str | None = None, read_timeout: float = 60.0) -> Iterator[dict[str, Any]]:
+        """``GET /v1/games/{id}/stream``: the caller's board (with ``legal``
+        for a seat) now and each time it changes, as parsed JSON lines, pings
+        left out, until the server's last line (``{"type": "end", "reason"}``,
+        yielded too).  On its own connection (a stream holds one), closed
+        when the iteration stops.  ``read_timeout`` must exceed the server's
+        ping interval (15 s)."""
+        cls = http.client.HTTPSConnection if self._parts.scheme == "https" else http.client.HTTPConnection
+        headers = {"Accept": "application/x-ndjson"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        pause = 0.2
+        for attempt in range(self.retries + 1):
+            conn = cls(self._parts.hostname, self._parts.port, timeout=read_timeout)
+            conn.request("GET", self._parts.path.rstrip("/") + f"/v1/games/{game_id}/stream", headers=headers)
+            resp = conn.getresponse()
+            self.requests += 1
+            if resp.status in _RETRY_STATUSES and attempt < self.retries:
+                # Refused before any line (busy, a read model being built): open it again.
+                resp.read()
+                conn.close()
+                time.sleep(_retry_after(resp.getheader("Retry-After"), pause))
+                pause = min(pause * 2, 5.0)
+                continue
+            break
+        try:
+            if resp.status != 200:
+                raise _error_from(resp.status, resp.read())
+            while line := resp.readline():
+                obj = json.loads(line)
+                if obj.get("type") != "ping":
+                    yield obj
+        finally:
+            conn.close()
+
     def games(self, **filters: Any) -> dict[str, Any]:
         """``GET /v1/games?game=&status=&player=&limit=&offset=``, newest first."""
         return self.call("GET", "/v1/games", params=filters)
@@ -204,19 +290,100 @@ class Client:
         """``GET /v1/players/{handle}``: ratings per game type, recent games."""
         return self.call("GET", f"/v1/players/{handle}")
 
+    # -- accounts and the lobby (docs/API.md "Accounts and keys", "Tables") ----
+    def register(self, handle: str) -> dict[str, Any]:
+        """``POST /v1/accounts``: a player's account; ``key`` is shown once.
+        Not resent after a connection error (the handle may be taken by then)."""
+        return self.call("POST", "/v1/accounts", body={"handle": handle}, resend=False)
+
+    def create_organiser(self, handle: str, admin_token: str | None = None) -> dict[str, Any]:
+        """``POST /v1/organisers`` with the operator token: an organiser's account."""
+        return self.call(
+            "POST", "/v1/organisers", admin_token or self.admin_token, body={"handle": handle}, resend=False
+        )
+
+    def account(self, key: str) -> dict[str, Any]:
+        """``GET /v1/account``: whose key this is."""
+        return self.call("GET", "/v1/account", key)
+
+    def rotate_key(self, key: str) -> str:
+        """``POST /v1/account/key``: a new key; the old one stops at once."""
+        return self.call("POST", "/v1/account/key", key, body={}, resend=False)["key"]
+
+    def open_table(
+        self,
+        key: str,
+        game: str,
+        seats: int,
+        *,
+        options: dict[str, Any] | None = None,
+        rated: bool = False,
+        clock: dict[str, Any] | None = None,
+        join: bool | None = None,
+    ) -> dict[str, Any]:
+        """``POST /v1/tables``: a player who opens a table sits at it."""
+        body: dict[str, Any] = {"game": game, "seats": seats, "options": options or {}, "rated": rated, "clock": clock}
+        if join is not None:
+            body["join"] = join
+        return self.call("POST", "/v1/tables", key, body=body, resend=False)
+
+    def tables(self, game: str | None = None, status: str = "open", limit: int = 50) -> list[dict[str, Any]]:
+        """``GET /v1/tables``: tables of one status, newest first."""
+        return self.call("GET", "/v1/tables", params={"game": game, "status": status, "limit": limit})["tables"]
+
+    def table(self, table_id: str) -> dict[str, Any]:
+        return self.call("GET", f"/v1/tables/{table_id}")
+
+    def join_table(self, key: str, table_id: str) -> dict[str, Any]:
+        """``POST /v1/tables/{id}/join``.  Raises :class:`Conflict`
+        (``table_full``, ``already_seated``...) when the seat went elsewhere."""
+        return self.call("POST", f"/v1/tables/{table_id}/join", key, body={}, resend=False)
+
+    def leave_table(self, key: str, table_id: str) -> dict[str, Any]:
+        return self.call("POST", f"/v1/tables/{table_id}/leave", key, body={}, resend=False)
+
+    def wait_for_start(self, table_id: str, timeout: float = 60.0, poll: float = 0.2) -> str:
+        """The ``game_id`` of a table once its last seat is taken."""
+        deadline = time.monotonic() + timeout
+        while True:
+            table = self.table(table_id)
+            if table["game_id"]:
+                return table["game_id"]
+            if table["status"] != "open" or time.monotonic() > deadline:
+                raise RuntimeError(f"table {table_id} did not start ({table['status']})")
+            time.sleep(poll)
+
 
 class RandomBot:
     """Plays every seat of a game with uniformly random legal intents, by
     following ``/legal`` only: it knows nothing about any game's rules."""
 
-    def __init__(self, client: Client, created: dict[str, Any], chooser: random.Random | None = None):
+    def __init__(
+        self,
+        client: Client,
+        created: dict[str, Any],
+        chooser: random.Random | None = None,
+        keys: dict[str, str] | None = None,
+    ):
+        """``created``: the create answer (or ``{"id", "version", "seats": [{"seat",
+        "player"}, ...]}``); ``keys``: the key of each account seated (by
+        handle), for the seats that have no token."""
         self.client = client
         self.game_id: str = created["id"]
-        self.tokens: dict[int, str] = {s["seat"]: s["token"] for s in created["seats"]}
+        keys = keys or {}
+        self.tokens: dict[int, str] = {s["seat"]: s.get("token") or keys[s["player"]] for s in created["seats"]}
         self.version: int = created["version"]
         self.chooser = chooser or random.Random()
         #: Intents recorded, 409s met (another seat moved first), other refusals.
         self.intents = self.conflicts = self.refusals = 0
+
+    @classmethod
+    def seated(cls, client: Client, game_id: str, keys: dict[str, str], **kw: Any) -> RandomBot:
+        """A bot for the seats that ``keys`` (handle -> key) hold in a game of
+        accounts, e.g. one that a lobby table started (seats drawn at start)."""
+        game = client.game(game_id)
+        seats = [{"seat": i, "player": p} for i, p in enumerate(game["players"]) if p in keys]
+        return cls(client, {"id": game_id, "version": game["version"], "seats": seats}, keys=keys, **kw)
 
     def step(self) -> dict[str, Any] | None:
         """Post one intent for one seat that is to act.  Returns the game
@@ -228,7 +395,12 @@ class RandomBot:
         if not game["to_act"]:  # pragma: no cover - an active game always has someone to act
             time.sleep(0.05)
             return None
-        seat = self.chooser.choice(game["to_act"])
+        mine = [seat for seat in game["to_act"] if seat in self.tokens]
+        if not mine:
+            # Another player's turn (a bot holding only its own seats): wait for it.
+            self.version = game["version"] + 1
+            return None
+        seat = self.chooser.choice(mine)
         legal = self.client.legal(self.game_id, self.tokens[seat], min_version=self.version)
         if not legal["intents"] or legal["version"] < self.version:
             return None  # the read model is behind what we saw: read again
@@ -259,3 +431,23 @@ class RandomBot:
             if progress:
                 progress(self)
         raise RuntimeError(f"game {self.game_id} did not finish within {max_intents} intents")
+
+
+# The seat-playing loop and the answers' types (``quarterdeck_client/play.py``,
+# ``types.py``), importable from the package itself.
+from quarterdeck_client.play import Seat, first_legal, random_legal  # noqa: E402
+from quarterdeck_client.types import Board, Created, IntentAnswer, Legal  # noqa: E402
+
+__all__ = [
+    "ApiError",
+    "Board",
+    "Client",
+    "Conflict",
+    "Created",
+    "IntentAnswer",
+    "Legal",
+    "RandomBot",
+    "Seat",
+    "first_legal",
+    "random_legal",
+]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.games.base import Event, State, clone_state
+from service.games.base import Event, State, clone_state, with_forfeited
 from service.games.nauticus import hulls
 from service.games.nauticus.data import (
     CROWN_MAST,
@@ -297,6 +297,15 @@ def _round_ended(state: State, d: dict[str, Any]) -> State:
     return state
 
 
+def _seat_forfeited(state: State, d: dict[str, Any]) -> State:
+    """NAU-Q10: the seat leaves; if it held the start player's figure before choosing, the figure
+    passes clockwise to a seat still playing (``start_player`` in the event)."""
+    with_forfeited(state, d["seat"])
+    if "start_player" in d:
+        state["start_player"] = d["start_player"]
+    return state
+
+
 def _game_ended(state: State, d: dict[str, Any]) -> State:
     state["result"] = clone_state(d["result"])
     state["step"] = "over"
@@ -324,6 +333,7 @@ _HANDLERS = {
     "PhaseEnded": _phase_ended,
     "RoundEnded": _round_ended,
     "GameEnded": _game_ended,
+    "SeatForfeited": _seat_forfeited,
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.games.base import State
+from service.games.base import State, forfeited
 from service.games.nauticus import hulls
 from service.games.nauticus.data import ALL_ITEMS, CROWN, PHASES_PER_ROUND, SIZE, STACKS, WAREHOUSE_CAPACITY
 
@@ -79,6 +79,11 @@ def check(state: State) -> None:
     assert 1 <= state["round"] <= state["rounds"] + 1
     assert 0 <= state["phase"] <= PHASES_PER_ROUND
     assert sum(state["face_down"]) == state["phase"] or step == "over"
+    out = forfeited(state)
+    assert len(set(out)) == len(out) and all(0 <= s < len(state["seats"]) for s in out), "forfeited seats"
+    # NAU-Q10: a seat that left never acts or chooses.
+    assert step != "act" or state["acting"] not in out, "a forfeited seat is acting"
+    assert step != "choose" or state["start_player"] not in out, "a forfeited seat chooses"
     if step == "act":
         assert state["turn"] is not None and state["acting"] is not None
         act = state["turn"]["main"]

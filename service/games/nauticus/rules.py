@@ -8,7 +8,7 @@ the command's events into a copy of the state and asking :func:`_auto` until it 
 
 from __future__ import annotations
 
-from service.games.base import Command, Event, State, clone_state
+from service.games.base import SEAT_FORFEITED, Command, Event, State, check_forfeit, clone_state, forfeited
 from service.games.nauticus import hulls
 from service.games.nauticus.commands import (
     COMMANDS,
@@ -42,9 +42,28 @@ from service.games.rng import Rng
 
 
 def _next_seat(state: State, s: int) -> int | None:
-    """NAU-025: the next player clockwise, or None when every player has had a turn this phase."""
-    nxt = (s + 1) % state["players"]
-    return None if nxt == state["start_player"] else nxt
+    """NAU-025: the next player clockwise, or None when every player has had a turn this phase;
+    NAU-Q10: a seat that left the game is passed over."""
+    n = state["players"]
+    out = forfeited(state)
+    for k in range(1, n):
+        nxt = (s + k) % n
+        if nxt == state["start_player"]:
+            return None
+        if nxt not in out:
+            return nxt
+    return None
+
+
+def _next_start_player(state: State, s: int) -> int:
+    """NAU-028: the figure passes clockwise; NAU-Q10: never to a seat that left the game."""
+    n = state["players"]
+    out = forfeited(state)
+    for k in range(1, n + 1):
+        nxt = (s + k) % n
+        if nxt not in out:
+            return nxt
+    return (s + 1) % n  # pragma: no cover - the platform ends a game before every seat has left
 
 
 def _primary(state: State, s: int, cmd: Command) -> list[Event]:
@@ -118,6 +137,9 @@ def _auto(state: State, rng: Rng) -> Event | None:
     step = state["step"]
     if step == "act":
         s = state["acting"]
+        if s in forfeited(state):
+            # NAU-Q10: the turn of a seat that leaves ends at once (pending rewards and gift lost).
+            return Event("TurnEnded", {"seat": s, "next": _next_seat(state, s)})
         seat = state["seats"][s]
         turn = state["turn"]
         if turn["rewards"] is not None:
@@ -142,7 +164,7 @@ def _auto(state: State, rng: Rng) -> Event | None:
                 "phase": state["phase"] + 1,
                 "space": state["space"],
                 "anchor_tile": state["space"] if first else None,  # NAU-027
-                "start_player": (state["start_player"] + 1) % state["players"],  # NAU-028
+                "start_player": _next_start_player(state, state["start_player"]),  # NAU-028, NAU-Q10
             },
         )
     if step == "round_end":
@@ -192,6 +214,8 @@ def _quiet(state: State, event: Event) -> bool:
     placement in the shipyard (completion), a purchase that may earn the gift, the last reward (a pending
     gift may be forfeited), a pass (end of turn) and the last turn of a phase can be."""
     t = event.type
+    if t == SEAT_FORFEITED:
+        return False
     if t == "ActionPassed":  # the turn stays open only while the extra action can still follow
         return extra_available(state["seats"][event.data["seat"]], state["turn"])
     if t == "TileTransported":
@@ -224,6 +248,22 @@ def follow_ups(state: State, s: int, events: list[Event], rng: Rng) -> list[Even
             work = clone_state(work)  # it changes every seat
         evolve(work, e)
         events.append(e)
+
+
+def forfeit(state: State, s: int, rng: Rng) -> list[Event]:
+    """NAU-Q10 (our decision; the rulebook has no forfeit): a seat that resigns or runs out of time
+    leaves the game.  Everything it owns stays with it, out of play (nothing returns to the stacks);
+    its turns are passed over (NAU-025 goes on to the next seat still playing) and the start
+    player's figure never goes to it (NAU-028); if it is acting, its turn ends at once, and if it
+    holds the figure before choosing an action tile, the figure passes clockwise.  It keeps the
+    pass-tile penalties of the rounds it is seated for (NAU-180); the platform ranks it last."""
+    check_forfeit(state, s, state["players"], state["step"] == "over")
+    data: dict = {"seat": s}
+    if state["step"] == "choose" and state["start_player"] == s:
+        out = [*forfeited(state), s]
+        n = state["players"]
+        data["start_player"] = next(((s + k) % n for k in range(1, n) if (s + k) % n not in out), s)
+    return follow_ups(state, s, [Event(SEAT_FORFEITED, data)], rng)
 
 
 def decide(state: State, s: int, cmd: Command, rng: Rng) -> list[Event]:

@@ -24,6 +24,7 @@ State layout (plain JSON data)::
                  "seller": seat|None, "sold": {colour: n}} (the sold pool, NIN-095)
     locked       True once the game end has locked both tracks (NIN-121)
     result       None, or the final result once the game is over
+    forfeited    seats that left the game, in order (only once one has; NIN-Q07)
 
 There is no bank: its money is unlimited (NIN-006), so only the players' money is kept.
 """
@@ -33,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from service.games.base import Event, State, clone_state
+from service.games.base import Event, State, clone_state, with_forfeited
 from service.games.nautilus_industries import data as D
 
 
@@ -276,6 +277,34 @@ def _game_ended(state: State, d: dict[str, Any]) -> State:
     return state
 
 
+def _seat_forfeited(state: State, d: dict[str, Any]) -> State:
+    """NIN-Q07: the seat leaves: its subs come off the tiles (their upgrade markers back to the
+    bag, as NIN-093), the gems it holds go back to the bag, and a half-done action or sell step
+    of its own ends with it (the action is then forfeited like NIN-033's)."""
+    seat = d["seat"]
+    with_forfeited(state, seat)
+    player = state["players"][seat]
+    bag = state["bag"]
+    for tile_id, colour, upgrade in d["subs"]:
+        tile = state["tiles"][tile_id]
+        tile["subs"][colour] = None
+        if upgrade is not None:
+            tile["upgrades"][colour] = None
+            bag[upgrade] += 1
+        player["subs"] += 1
+    for c, k in d["gems"].items():
+        player["gems"][c] -= k
+        bag[c] += k
+    if state["phase"] == "action" and state["pending"] is not None:
+        n = state["n"]
+        if (state["first"] + state["actions_done"]) % n == seat:
+            state["pending"] = None
+    market = state["market"]
+    if market is not None and market["seller"] == seat:
+        market["seller"] = None
+    return state
+
+
 def _upkeep_phase_started(state: State, d: dict[str, Any]) -> State:
     state["phase"] = "upkeep"
     state["market"] = None
@@ -310,6 +339,7 @@ APPLY: dict[str, Callable[[Any, dict[str, Any]], State]] = {
     "FinalSale": _final_sale,
     "GameEnded": _game_ended,
     "UpkeepPhaseStarted": _upkeep_phase_started,
+    "SeatForfeited": _seat_forfeited,
 }
 
 

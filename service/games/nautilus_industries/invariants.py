@@ -5,7 +5,7 @@ and each phase's bookkeeping is consistent.
 
 from __future__ import annotations
 
-from service.games.base import State
+from service.games.base import State, forfeited
 from service.games.nautilus_industries import data as D
 from service.games.nautilus_industries.legal import actor
 
@@ -92,5 +92,12 @@ def check(state: State) -> None:
             assert sum(p["gems"].values()) == 0, "every gem is sold at the end (NIN-123)"
     else:
         assert state["result"] is None
+    # NIN-Q07: a seat that left holds no gems and no sub on a tile, and never acts again.
+    out = forfeited(state)
+    assert len(set(out)) == len(out) and all(0 <= s < n for s in out), "forfeited seats"
+    for seat in out:
+        assert sum(players[seat]["gems"].values()) == 0, "a forfeited seat holds gems"
+        assert players[seat]["subs"] == D.SUBS_PER_PLAYER, "a forfeited seat has a sub on a tile"
+        assert phase == "over" or actor(state) != seat, "a forfeited seat is to act"
     if not state["locked"]:
         assert all(v < D.STOCK_END for v in state["stock"].values()), "the game should have ended"

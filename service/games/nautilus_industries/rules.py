@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.games.base import Command, Event, State, clone_state
+from service.games.base import SEAT_FORFEITED, Command, Event, State, check_forfeit, clone_state, forfeited
 from service.games.nautilus_industries import data as D
 from service.games.nautilus_industries import refusals as R
 from service.games.nautilus_industries.commands import (
@@ -97,6 +97,8 @@ def _without_follow_ups(state: State, seat: int, primary: Primary) -> list[Event
         done = state["actions_done"] + 1
         if done >= D.ACTIONS_PER_PLAYER * n:
             return None  # the market phase starts
+        if (state["first"] + done) % n in forfeited(state):
+            return None  # NIN-Q07: the next seat's actions are forfeited
         nxt = state["players"][(state["first"] + done) % n]
         # The acting seat's action cannot change the next seat's capacity, and takes at most
         # one free spot: either fact alone guarantees the next seat an action (NIN-033).
@@ -351,6 +353,28 @@ _HANDLERS: dict[type, Any] = {
 }
 
 
+# --- a seat leaves the game ---------------------------------------------------------------------
+
+
+def forfeit(state: State, seat: int, rng: Rng) -> list[Event]:
+    """NIN-Q07 (our decision; the rulebook has no forfeit): a seat that resigns or runs out of
+    time leaves the game.  Its subs come off the tiles at once (upgrade markers back to the bag,
+    as NIN-093), so it collects nothing more and frees their spots; the gems it holds go back to
+    the bag (every gem stays counted, NIN-002); its money and certificates stay with it, out of
+    play.  From then on each of its actions is forfeited like NIN-033's and its sell steps pass
+    (it holds no gems, NIN-Q02); a half-done action or sell step of its own ends with it.  The
+    other seats play on; the platform ranks it last."""
+    check_forfeit(state, seat, state["n"], state["phase"] == "over")
+    subs = [
+        [t, c, tile["upgrades"][c]] for t, tile in enumerate(state["tiles"]) for c in COLOURS if tile["subs"][c] == seat
+    ]
+    gems = {c: k for c, k in state["players"][seat]["gems"].items() if k}
+    j = _Journal(state)
+    j.emit(SEAT_FORFEITED, {"seat": seat, "subs": subs, "gems": gems})
+    _advance(j, rng)
+    return j.events
+
+
 # --- automatic steps -----------------------------------------------------------------------------
 
 
@@ -369,6 +393,10 @@ def _advance(j: _Journal, rng: Rng) -> None:
                 _start_tile(j, 0)  # NIN-090: from the tile next to the market chart
                 continue
             seat = (s["first"] + s["actions_done"]) % n
+            if seat in forfeited(s):
+                # NIN-Q07: every action of a seat that left the game is forfeited.
+                j.emit("ActionForfeited", {"seat": seat, "reason": "the seat left the game (NIN-Q07)"})
+                continue
             if has_action(s, seat):
                 return
             j.emit("ActionForfeited", {"seat": seat, "reason": "no legal action (NIN-033, NIN-A06)"})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.games.base import Event, State
+from service.games.base import Event, State, with_forfeited
 from service.games.waters_of_nereus import data
 from service.games.waters_of_nereus.data import NEUTRAL
 
@@ -193,7 +193,8 @@ def _crew_revealed(s: State, d: dict[str, Any]) -> State:
     for seat, crew in zip(s["seats"], d["cards"], strict=True):
         seat["chosen"] = None
         seat["revealed"] = crew
-        seat["played"].append(crew)  # WON-044
+        if crew is not None:  # None: a seat that left the game (WON-Q15)
+            seat["played"].append(crew)  # WON-044
     s["phase"] = "reveal"
     return s
 
@@ -535,6 +536,33 @@ def _storage_sold(s: State, d: dict[str, Any]) -> State:
     return s
 
 
+def _seat_forfeited(s: State, d: dict[str, Any]) -> State:
+    """WON-Q15: the seat leaves: its ship leaves the board, the treasures in its hands go back
+    to the bag (a gem to the supply), and a face-down crew card of this cycle is void."""
+    seat = d["seat"]
+    with_forfeited(s, seat)
+    me = s["seats"][seat]
+    s["ships"][seat] = None
+    for t in d["returned"]:
+        if t == data.GEM:
+            s["gem_supply"] += 1
+        else:
+            s["bag"][t] += 1
+        me["pending"].remove(t)
+    me["chosen"] = None
+    return s
+
+
+def _corner_skipped(s: State, d: dict[str, Any]) -> State:
+    s["active"] = d["next"]
+    return s
+
+
+def _explorer_skipped(s: State, d: dict[str, Any]) -> State:
+    s["explorer_queue"].pop(0)
+    return s
+
+
 def _game_ended(s: State, d: dict[str, Any]) -> State:
     # The result is stored once; ``scoring.result`` returns it (WON-142).
     s["phase"] = "over"
@@ -599,6 +627,9 @@ HANDLERS = {
     "FinalTurnEnded": _final_turn_ended,
     "StorageSold": _storage_sold,
     "GameEnded": _game_ended,
+    "SeatForfeited": _seat_forfeited,
+    "CornerSkipped": _corner_skipped,
+    "ExplorerTurnSkipped": _explorer_skipped,
 }
 
 

@@ -4,7 +4,7 @@ WON-073) and the neutral player's turns (rules of the two-player variant, each c
 
 from __future__ import annotations
 
-from service.games.base import State
+from service.games.base import State, forfeited
 from service.games.waters_of_nereus import data, movement
 from service.games.waters_of_nereus.context import Ctx, place_on_board
 
@@ -56,6 +56,9 @@ def run_explorer_queue(ctx: Ctx) -> None:
         if owner == data.NEUTRAL:
             neutral_turn(ctx, pos)
             continue
+        if owner in forfeited(ctx.s):
+            ctx.emit("ExplorerTurnSkipped", seat=owner, pos=pos)  # WON-Q15
+            continue
         ctx.emit("ExplorerTurnOffered", seat=owner, cost=cost, pos=pos)
         return
     conclude_day(ctx)  # WON-064
@@ -70,9 +73,25 @@ def conclude_day(ctx: Ctx) -> None:
         ctx.emit("NeutralDeckShuffled", deck=ctx.rng.shuffled(data.CREWS))
     if s["day"] >= data.DAYS or not s["discovery_stack"]:
         n = s["players"]
-        ctx.emit("FinalScoringStarted", order=[(s["sun"] + i) % n for i in range(n)])
+        out = forfeited(s)  # WON-Q15: a seat that left has no final turn
+        order = [(s["sun"] + i) % n for i in range(n)]
+        ctx.emit("FinalScoringStarted", order=[seat for seat in order if seat not in out])
     else:
         start_day(ctx)
+
+
+def next_corner_seat(state: State, seat: int) -> int | None:
+    """WON-012, WON-Q01: the next seat clockwise to choose a corner, None once the turn is back at
+    the starting player; WON-Q15: a seat that left is passed over."""
+    n = state["players"]
+    out = forfeited(state)
+    for k in range(1, n):
+        nxt = (seat + k) % n
+        if nxt == state["sun"]:
+            return None
+        if nxt not in out:
+            return nxt
+    return None
 
 
 def neutral_turn(ctx: Ctx, explorer_pos: int | None) -> None:

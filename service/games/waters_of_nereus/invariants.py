@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.games.base import State
+from service.games.base import State, forfeited
 from service.games.waters_of_nereus import data
 
 GEM = data.GEM
@@ -58,5 +58,8 @@ def check(s: State) -> None:
     for crew, row in s["rows"].items():
         assert len(row) == s["spaces"], f"row {crew} size"
     assert 0 <= s["day"] <= data.DAYS
+    for seat in forfeited(s):  # WON-Q15: a seat that left has no ship, nothing in hand, no turn
+        assert s["ships"][seat] is None and not s["seats"][seat]["pending"], "a forfeited seat still plays"
+        assert s["active"] != seat and s["seats"][seat]["chosen"] is None, "a forfeited seat is to act"
     if s["phase"] not in ("turn", "final"):
         assert all(not p["pending"] for p in s["seats"]), "WON-055 treasures left outside a cabin"

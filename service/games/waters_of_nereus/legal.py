@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.games.base import Command, State
+from service.games.base import Command, State, forfeited
 from service.games.waters_of_nereus import cabin, data, movement
 from service.games.waters_of_nereus import commands as c
 from service.games.waters_of_nereus.flow import available_spaces
@@ -18,9 +18,10 @@ def to_act(state: State) -> list[int]:
     """The seats that must send a command now (every seat in stage 1, else the active one)."""
     phase = state["phase"]
     if phase == "choose":
-        # WON-040, WON-Q02: every seat stays to act until the reveal, so to_act never tells
-        # who has already chosen.
-        return list(range(state["players"]))
+        # WON-040, WON-Q02: who has laid a card face down is public, as at the table: only the
+        # seats still to choose are to act; WON-Q15: a seat that left never is.
+        out = forfeited(state)
+        return [i for i, p in enumerate(state["seats"]) if p["chosen"] is None and i not in out]
     if phase in ("corners", "turn", "explorer_offer", "final") and state["active"] is not None:
         return [state["active"]]
     return []
@@ -40,8 +41,11 @@ def _legal(state: State, seat: int, want: type[Command] | None) -> list[Command]
     if phase == "choose":
         if not 0 <= seat < state["players"]:
             return []
-        # WON-040, WON-044; WON-Q02: a seat that has chosen may choose again until the reveal.
-        played = state["seats"][seat]["played"]
+        # WON-040, WON-044; WON-Q02: a choice is final; WON-Q15: a seat that left chooses nothing.
+        me = state["seats"][seat]
+        if me["chosen"] is not None or seat in forfeited(state):
+            return []
+        played = me["played"]
         return [c.ChooseCrew(crew) for crew in data.CREWS if crew not in played]
     if seat != state["active"]:
         return []

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.games.base import Command, RuleViolation, State
+from service.games.base import Command, RuleViolation, State, forfeited, seat_forfeited
 from service.games.waters_of_nereus import commands as c
 from service.games.waters_of_nereus import data
 
@@ -41,6 +41,10 @@ REASONS: dict[str, tuple[str, str]] = {
         "'{crew}' is not a crew card in your hand; each crew card is played once a day (WON-044).",
     ),
     "corner_taken": ("corner_taken", "Choose a free corner water space, 0-3 (WON-012)."),
+    "crew_chosen": (
+        "crew_already_chosen",
+        "You have laid your crew card face down for this cycle; a choice is final (WON-Q02).",
+    ),
     # explorer phase
     "explorer_cost": ("insufficient_gold", "The explorer-phase turn costs {cost} gold (WON-061)."),
     "explorer_crew": (
@@ -120,9 +124,13 @@ def explain(state: State, seat: int, cmd: Command) -> RuleViolation:
     phase = state["phase"]
     if phase == "over":
         return refuse("game_over")
+    if seat in forfeited(state):
+        return seat_forfeited(seat)  # WON-Q15
     if phase == "choose":
         if not isinstance(cmd, c.ChooseCrew):
             return refuse("choosing")
+        if 0 <= seat < state["players"] and state["seats"][seat]["chosen"] is not None:
+            return refuse("crew_chosen")
         return refuse("crew_not_in_hand", crew=cmd.crew)
     if seat != state["active"]:
         return refuse("not_your_turn")

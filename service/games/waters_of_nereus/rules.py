@@ -7,13 +7,14 @@ refusal with a code naming the rule (``refusals.py``), and emits every automatic
 
 from __future__ import annotations
 
-from service.games.base import Command, Event, State
+from service.games.base import SEAT_FORFEITED, Command, Event, State, check_forfeit, forfeited
 from service.games.rng import Rng
 from service.games.waters_of_nereus import cabin, data, movement, scoring
 from service.games.waters_of_nereus import commands as c
 from service.games.waters_of_nereus.context import Ctx, draw_science, draw_treasure, gain_science, place_on_board
 from service.games.waters_of_nereus.flow import (
     neutral_turn,
+    next_corner_seat,
     run_explorer_queue,
     start_cycle,
     start_day,
@@ -39,37 +40,39 @@ def decide(state: State, seat: int, cmd: Command, rng: Rng) -> list[Event]:
 def _choose_corner(ctx: Ctx, seat: int, cmd: c.ChooseCorner) -> None:
     """WON-012, WON-Q01: corners are chosen clockwise from the starting player."""
     s = ctx.s
-    n = s["players"]
-    nxt = (seat + 1) % n
-    done = nxt == s["sun"]
-    ctx.emit(
-        "ShipPlaced",
-        seat=seat,
-        corner=cmd.corner,
-        cell=movement.corner_cells(s["size"])[cmd.corner],
-        next=None if done else nxt,
-    )
-    if done:
-        # WON-015: fill every water space without a ship.
-        place_on_board(ctx, list(range(s["size"] * s["size"])))
-        start_day(ctx)
+    nxt = next_corner_seat(s, seat)
+    ctx.emit("ShipPlaced", seat=seat, corner=cmd.corner, cell=movement.corner_cells(s["size"])[cmd.corner], next=nxt)
+    if nxt is None:
+        _corners_done(ctx)
+
+
+def _corners_done(ctx: Ctx) -> None:
+    # WON-015: fill every water space without a ship.
+    s = ctx.s
+    place_on_board(ctx, list(range(s["size"] * s["size"])))
+    start_day(ctx)
 
 
 def _choose_crew(ctx: Ctx, seat: int, cmd: c.ChooseCrew) -> None:
     # WON-I01, WON-Q02: the choice is committed (hidden) and may be changed until the last seat
     # has chosen; then all are revealed at once.
-    waiting = any(p["chosen"] is None for i, p in enumerate(ctx.s["seats"]) if i != seat)
+    out = forfeited(ctx.s)
+    waiting = any(p["chosen"] is None for i, p in enumerate(ctx.s["seats"]) if i != seat and i not in out)
     ctx.emit("CrewChosen", seat=seat, crew=cmd.crew)
-    if waiting:
-        return
+    if not waiting:
+        _reveal(ctx)
+
+
+def _reveal(ctx: Ctx) -> None:
     s = ctx.s
-    # WON-040: everyone has chosen: reveal all at once.
+    # WON-040: everyone has chosen: reveal all at once (WON-Q15: a seat that left shows None).
     ctx.emit("CrewRevealed", cards=[p["chosen"] for p in s["seats"]])
     if s["neutral"]:
         neutral_turn(ctx, None)  # WON-132, WON-133: the neutral player acts first
     n = s["players"]
     h = s["hourglass"]
-    order = [(h + i) % n for i in range(n)]  # WON-041
+    out = forfeited(s)
+    order = [(h + i) % n for i in range(n) if (h + i) % n not in out]  # WON-041, WON-Q15
     start_turn(ctx, order[0], order[1:])
 
 
@@ -253,9 +256,19 @@ def _end_turn(ctx: Ctx, seat: int, cmd: c.EndTurn) -> None:
     explorer = s["turn"]["explorer_pos"] is not None
     order, cycle, hourglass = s["order"], s["cycle"], s["hourglass"]
     ctx.emit("TurnEnded", seat=seat)
+    _next_turn(ctx, s, explorer, order, cycle, hourglass)
+
+
+def _next_turn(ctx: Ctx, s: State, explorer: bool, order: list[int], cycle: int, hourglass: int) -> None:
+    """After a turn: the explorer queue, the next seat of the cycle, the next cycle (WON-045) or
+    the explorer phase.  ``s`` is read for what a ``TurnEnded`` does not change."""
     if explorer:
         run_explorer_queue(ctx)
-    elif order:
+        return
+    out = forfeited(s)
+    if out:
+        order = [x for x in order if x not in out]  # WON-Q15: a seat that left has no turn
+    if order:
         ctx.emit("TurnStarted", seat=order[0], crew=s["seats"][order[0]]["revealed"], order=order[1:])
     elif cycle < data.CYCLES:
         # WON-045: the hourglass passes one seat clockwise; the sun stays.
@@ -279,8 +292,53 @@ def _decline_explorer(ctx: Ctx, seat: int, cmd: c.DeclineExplorerTurn) -> None:
 def _finish_scoring(ctx: Ctx, seat: int, cmd: c.FinishScoring) -> None:
     """WON-141, WON-Q10: the last seat's finish runs the automatic sale and the result."""
     ctx.emit("FinalTurnEnded", seat=seat)
+    _next_final_turn(ctx)
+
+
+def _next_final_turn(ctx: Ctx) -> None:
+    """WON-Q10: the next seat's final turn; WON-Q15: a seat that left has none; after the last,
+    the automatic sale and the result."""
+    while (active := ctx.s["active"]) is not None and active in forfeited(ctx.s):
+        ctx.emit("FinalTurnEnded", seat=active)
     if ctx.s["active"] is None:
         scoring.final_scoring(ctx)
+
+
+def forfeit(state: State, seat: int, rng: Rng) -> list[Event]:
+    """WON-Q15 (our decision; the rulebook has no forfeit): a seat that resigns or runs out of time
+    leaves the game.  Its ship leaves the board (no fee is paid to it, no space is blocked), the
+    treasures in its hands go back to the bag (a gem to the supply), and its cabin, gold, VP and
+    science cards stay with it, out of play; markers it has placed stay until the day ends
+    (WON-070).  From then on it chooses no crew card (the others are revealed once every seat still
+    playing has chosen; a card it had laid face down is void), its turns, explorer-phase offer and
+    final-scoring turn are passed over, and if it is choosing a corner the next seat chooses.  If
+    it is to act, its turn ends at once.  The platform ranks it last."""
+    check_forfeit(state, seat, state["players"], state["phase"] == "over")
+    ctx = Ctx(state, rng)
+    ctx.emit(SEAT_FORFEITED, seat=seat, ship=state["ships"][seat], returned=list(state["seats"][seat]["pending"]))
+    s = ctx.s
+    phase = s["phase"]
+    if phase == "choose":
+        if all(p["chosen"] is not None for i, p in enumerate(s["seats"]) if i not in s["forfeited"]):
+            _reveal(ctx)
+    elif s["active"] == seat:
+        if phase == "corners":
+            nxt = next_corner_seat(s, seat)
+            ctx.emit("CornerSkipped", seat=seat, next=nxt)
+            if nxt is None:
+                _corners_done(ctx)
+        elif phase == "turn":
+            explorer = s["turn"]["explorer_pos"] is not None
+            order, cycle, hourglass = list(s["order"]), s["cycle"], s["hourglass"]
+            ctx.emit("TurnEnded", seat=seat)
+            _next_turn(ctx, ctx.s, explorer, order, cycle, hourglass)
+        elif phase == "explorer_offer":
+            ctx.emit("ExplorerTurnDeclined", seat=seat)
+            run_explorer_queue(ctx)
+        elif phase == "final":
+            ctx.emit("FinalTurnEnded", seat=seat)
+            _next_final_turn(ctx)
+    return ctx.events
 
 
 HANDLERS = {

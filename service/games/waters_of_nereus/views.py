@@ -19,6 +19,9 @@ from service.games.waters_of_nereus.legal import to_act
 def view(state: State, viewer: Viewer) -> dict[str, Any]:
     v = clone_state(state)
     v["to_act"] = to_act(state)
+    for seat, p in zip(v["seats"], state["seats"], strict=True):
+        # WON-Q02: who has laid a crew card face down is public (what it is is not).
+        seat["committed"] = p["chosen"] is not None
     if viewer == ADMIN:
         return v
     v["science_deck_count"] = len(v.pop("science_deck"))
@@ -47,6 +50,6 @@ def redact_event(event: Event, viewer: Viewer) -> Event:
     if t == "ScienceCardDrawn" and viewer != d["seat"]:
         return Event(t, {"seat": d["seat"], "card": None})
     if t == "CrewChosen" and viewer != d["seat"]:
-        # WON-040: not even who chose is shown before the reveal.
-        return Event(t, {})
+        # WON-040, WON-Q02: who chose is public, the card is not (until the reveal).
+        return Event(t, {"seat": d["seat"], "crew": None})
     return event

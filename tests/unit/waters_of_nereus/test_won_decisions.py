@@ -33,15 +33,23 @@ def turn(crew, row, col, gold=None):
     return s
 
 
-def test_won_q02_choice_may_change_until_reveal():
-    """WON-Q02 (WON-040): a seat may change its hidden choice until the last seat chooses."""
+def test_won_q02_choice_is_final_and_who_chose_is_public():
+    """WON-Q02 (WON-040): a choice is final; the seat leaves to_act, the others see that it has
+    chosen (committed, and the CrewChosen event's seat) but not what, until the reveal."""
     s = start(2)
-    act(s, 0, c.ChooseCrew("captain"))
-    assert c.ChooseCrew("purser") in ENGINE.legal(s, 0)
-    act(s, 0, c.ChooseCrew("purser"))
+    assert ENGINE.to_act(s) == [0, 1]
+    events = act(s, 0, c.ChooseCrew("captain"))
+    assert ENGINE.legal(s, 0) == [] and ENGINE.to_act(s) == [1]
+    with pytest.raises(RuleViolation) as err:
+        ENGINE.decide(s, 0, c.ChooseCrew("purser"), rng())
+    assert err.value.code == "crew_already_chosen"
+    seen = ENGINE.redact_event(events[0], 1)
+    assert seen.data == {"seat": 0, "crew": None}
+    assert [p["committed"] for p in ENGINE.view(s, 1)["seats"]] == [True, False]
+    assert "chosen" not in ENGINE.view(s, None)["seats"][0] and ENGINE.view(s, 0)["seats"][0]["chosen"] == "captain"
     events = act(s, 1, c.ChooseCrew("pilot"))
     reveal = next(e for e in events if e.type == "CrewRevealed")
-    assert reveal.data["cards"] == ["purser", "pilot"]
+    assert reveal.data["cards"] == ["captain", "pilot"]
 
 
 def test_won_q03_marker_first():

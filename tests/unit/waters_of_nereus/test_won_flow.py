@@ -75,7 +75,7 @@ def test_won_040_simultaneous_choice_and_reveal():
     assert ENGINE.to_act(s) == [0, 1, 2]
     ev = act(s, 0, c.ChooseCrew("merchant"))
     assert [e.type for e in ev] == ["CrewChosen"]
-    assert ENGINE.to_act(s) == [0, 1, 2]  # nobody learns who has chosen
+    assert ENGINE.to_act(s) == [1, 2]  # WON-Q02: who has chosen is public (what is not)
     assert "chosen" not in ENGINE.view(s, 1)["seats"][0]
     assert ENGINE.view(s, 0)["seats"][0]["chosen"] == "merchant"
     act(s, 1, c.ChooseCrew("merchant"))

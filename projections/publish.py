@@ -1,0 +1,117 @@
+"""What the projection worker publishes, so that followers are pushed to
+rather than polling (docs/API.md "Streams and waits").
+
+* A game's read model changed: ``PUBLISH g:{<id>}:changed <version>``.  It is
+  queued inside the same ``MULTI`` as the write it announces
+  (``projections/runner.py``), so a subscriber that hears version N can read N
+  (or later) from the game's hash at once, and a write that failed announces
+  nothing.  The payload is the version the hash now holds.
+* An account's events (``PUBLISH a:{<handle>}:events <json>``, one line of
+  the account stream each), from the same write, for the seats of the game
+  that are accounts: ``table_started`` (the first write of a game opened by a
+  table), ``your_turn`` (each write after which the seat is to act) and
+  ``game_finished``.  Only for news: a write whose newest event is older
+  than ``FRESH_SECONDS`` (a rebuild, or catching up after an outage) announces
+  the game's version but tells no account anything.
+
+Channels carry the game id (or handle) in a hash tag, like the keys of
+``projections/keys.py``: the same slot as the data they announce, so they can
+move to Redis Cluster's sharded pub/sub (``SPUBLISH``) unchanged.  Classic
+pub/sub is used today; on a cluster it reaches every node, so the API's
+pattern subscription (``service/http/waiting.py``) works there as it is.
+
+Pub/sub is fire and forget: a subscriber that is disconnected misses
+messages.  Followers therefore never trust it alone: on reconnecting, and on a
+long safety timer, they re-read the versions from the hashes themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+#: What the API subscribes to (``PSUBSCRIBE``): every game's changes.
+GAME_PATTERN = "g:{*}:changed"
+#: Every account's events (the account stream).
+ACCOUNT_PATTERN = "a:{*}:events"
+
+_GAME_PREFIX, _GAME_SUFFIX = "g:{", "}:changed"
+
+
+def game_channel(game_id: str) -> str:
+    """The channel announcing ``game_id``'s read model changes."""
+    return f"{_GAME_PREFIX}{game_id}{_GAME_SUFFIX}"
+
+
+def game_of(channel: str) -> str | None:
+    """The game id of a :func:`game_channel` name, or None."""
+    if channel.startswith(_GAME_PREFIX) and channel.endswith(_GAME_SUFFIX):
+        return channel[len(_GAME_PREFIX) : -len(_GAME_SUFFIX)]
+    return None
+
+
+def game_changed(pipe: Any, game_id: str, version: int | str) -> None:
+    """Queue the announcement of ``game_id`` at ``version`` on ``pipe`` (inside
+    the projection's ``MULTI``, after the write it announces)."""
+    pipe.publish(game_channel(game_id), str(version))
+
+
+#: Account events are news only within this many seconds of their game's event.
+FRESH_SECONDS = 300.0
+
+
+def game_written(
+    pipe: Any, info: dict[str, Any], fields: dict[str, Any], finished_now: bool, newest_at: str | None
+) -> None:
+    """Everything one projection write announces, queued on ``pipe`` (inside
+    its MULTI): the game's new version, and its account seats' events.
+    ``fields`` are the hash's new fields (``"auth"`` among them only on the
+    hash's first write); ``newest_at``: when its newest event was received."""
+    gid, version = info["id"], int(fields["version"])
+    game_changed(pipe, gid, version)
+    flags = info.get("accounts")
+    if not flags or not any(flags) or not _fresh(newest_at):
+        return
+    players = info["players"]
+    seats = [seat for seat, is_account in enumerate(flags) if is_account and seat < len(players)]
+    if "auth" in fields and info.get("table"):
+        for seat in seats:
+            account_event(pipe, players[seat], {"type": "table_started", "table_id": info["table"], "game_id": gid})
+    if finished_now:
+        for seat in seats:
+            account_event(pipe, players[seat], {"type": "game_finished", "game_id": gid, "version": version})
+        return
+    to_act = set(orjson.loads(fields["to_act"])) if fields.get("to_act") else set()
+    for seat in seats:
+        if seat in to_act:
+            account_event(pipe, players[seat], {"type": "your_turn", "game_id": gid, "version": version})
+
+
+def _fresh(received_at: str | None) -> bool:
+    if not received_at:
+        return False
+    at = datetime.fromisoformat(received_at.replace("Z", "+00:00")).timestamp()
+    return time.time() - at <= FRESH_SECONDS
+
+
+def account_channel(handle: str) -> str:
+    """The channel of one account's events (handles are compared ignoring case)."""
+    return f"a:{{{handle.lower()}}}:events"
+
+
+def account_of(channel: str) -> str | None:
+    if channel.startswith("a:{") and channel.endswith("}:events"):
+        return channel[3:-8]
+    return None
+
+
+def account_event(r: Any, handle: str, event: dict[str, Any]) -> None:
+    """Announce one account event, e.g. ``{"type": "your_turn", "game_id": ...,
+    "version": ...}``, ``{"type": "table_started", "table_id": ..., "game_id": ...}``
+    or ``{"type": "game_finished", "game_id": ...}`` (docs/API.md, "Streams"),
+    with ``r`` a Redis client or a pipeline inside the write's ``MULTI``."""
+    r.publish(account_channel(handle), json.dumps(event, separators=(",", ":")))

@@ -1,0 +1,310 @@
+"""The lobby: open tables that players join; the join that fills the last seat
+starts the game (docs/API.md "Tables").
+
+Tables live in PostgreSQL (migration 0003).  Every join and leave locks its
+table's row (``SELECT ... FOR UPDATE``), so joins of one table are
+serialised: of two players racing for the last seat one gets it and the
+other finds the table full, and a table starts once.  The game is created in
+the same transaction as the join that fills the table
+(``GameService.create_game(conn=...)``): either both are recorded or neither.
+
+The seat order is drawn from the new game's committed seed
+(``service.core.pipeline.draw_seats``) and the join order is recorded in its
+``GameCreated``, so the audit re-derives it.
+
+Why PostgreSQL and not a Redis read model: a join must read the table's truth
+under its lock anyway, and the lobby lists only open tables, through an index
+(docs/API.md "Tables" gives the measurement).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
+
+from service.core import identity
+from service.core.commands import GameService
+from service.core.errors import Conflicting, Forbidden, NotFound, Refused
+from service.core.identity import Account
+from service.core.pooled import Pooled, StoreUnavailable
+from service.games import registry
+from service.games.base import RuleViolation
+from service.games.rng import Rng
+
+OPEN, STARTED, CLOSED = "open", "started", "closed"
+STATUSES = (OPEN, STARTED, CLOSED)
+
+_COLUMNS = (
+    "t.table_id::text AS id, t.game, t.seats, t.options, t.rated, t.clock, t.status, t.game_id::text AS game_id,"
+    " t.created_by, t.creator_id::text AS creator_id,"
+    " to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS created_at,"
+    " coalesce((SELECT array_agg(s.handle ORDER BY s.joined) FROM lobby_seats s WHERE s.table_id = t.table_id),"
+    " '{}') AS players"
+)
+
+
+def table_not_found() -> NotFound:
+    return NotFound("table_not_found", "No such table.")
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    #: Open tables a player may sit at, and an organiser may have opened, at once.
+    open_tables_per_account: int = 10
+
+
+class Lobby(Pooled):
+    def __init__(
+        self,
+        pool: ConnectionPool,
+        games: GameService,
+        pool_timeout: float = 5.0,
+        limits: Limits | None = None,
+    ):
+        super().__init__(pool, pool_timeout)
+        self.games = games
+        self.limits = limits or Limits()
+
+    # -- opening ---------------------------------------------------------------
+    def open_table(
+        self,
+        account: Account,
+        game: str,
+        seats: int,
+        options: dict[str, Any],
+        rated: bool,
+        clock: dict[str, Any] | None,
+        join: bool | None,
+    ) -> dict[str, Any]:
+        """A new open table.  A player who opens a table sits at it; an
+        organiser opens tables for others (``join`` false)."""
+        join = (not account.is_organiser) if join is None else join
+        if account.is_organiser and join:
+            raise Refused("invalid_join", "An organiser opens tables for players and does not sit at them.")
+        if not account.is_organiser and not join:
+            raise Refused("invalid_join", "A player who opens a table sits at it ('join' must be true).")
+        self._check_game(game, seats, options)
+        table_id = uuid.uuid4()
+        try:
+            with self._conn() as conn, conn.transaction():
+                # One table at a time per account, so the cap below holds under a flood.
+                conn.execute("SELECT 1 FROM accounts WHERE account_id = %s FOR UPDATE", (account.account_id,))
+                self._check_cap(conn, account)
+                conn.execute(
+                    "INSERT INTO lobby_tables (table_id, game, seats, options, rated, clock, status, created_by,"
+                    " creator_id) VALUES (%s, %s, %s, %s, %s, %s, 'open', %s, %s)",
+                    (
+                        table_id,
+                        game,
+                        seats,
+                        Jsonb(options),
+                        rated,
+                        Jsonb(clock) if clock is not None else None,
+                        account.handle,
+                        account.account_id,
+                    ),
+                )
+                if join:
+                    conn.execute(
+                        "INSERT INTO lobby_seats (table_id, account_id, handle) VALUES (%s, %s, %s)",
+                        (table_id, account.account_id, account.handle),
+                    )
+                table = self._read(conn, str(table_id))
+                started = self._start_if_full(conn, table)
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        return self._after_commit(table, started)
+
+    @staticmethod
+    def _check_game(game: str, seats: int, options: dict[str, Any]) -> None:
+        """Refuse at once a table whose game could never start (unknown game,
+        player count, options), rather than at its last join."""
+        try:
+            engine = registry.get(game)
+        except registry.UnknownGame:
+            raise Refused("unknown_game", f"No game called {game!r}.", {"games": registry.names()}) from None
+        if not engine.min_players <= seats <= engine.max_players:
+            raise Refused(
+                "invalid_player_count",
+                f"{game} is played by {engine.min_players} to {engine.max_players} players, not {seats}.",
+            )
+        try:
+            # The same check the start makes, with a throwaway seed.
+            engine.setup(seats, options, Rng(bytes(32), domain=1))
+        except RuleViolation as rv:
+            raise Refused(rv.code, rv.message, rv.details) from None
+
+    def _check_cap(self, conn: psycopg.Connection, account: Account) -> None:
+        cap = self.limits.open_tables_per_account
+        if account.is_organiser:
+            sql = "SELECT count(*) FROM lobby_tables WHERE creator_id = %s AND status = 'open'"
+        else:
+            sql = (
+                "SELECT count(*) FROM lobby_seats s JOIN lobby_tables t USING (table_id)"
+                " WHERE s.account_id = %s AND t.status = 'open'"
+            )
+        n = conn.execute(sql, (account.account_id,)).fetchone()[0]
+        if n >= cap:
+            raise Conflicting(
+                "too_many_tables",
+                f"An account may have at most {cap} open tables at once; leave one or wait for one to start.",
+                {"open_tables": n, "limit": cap},
+            )
+
+    # -- joining and leaving -------------------------------------------------
+    def join(self, table_id: str, account: Account) -> dict[str, Any]:
+        """Sit at the table; the join that fills the last seat starts its game."""
+        if account.is_organiser:
+            raise Forbidden("player_key_required", "Only a player's key can join a table.")
+        try:
+            with self._conn() as conn, conn.transaction():
+                table = self._locked(conn, table_id)
+                if any(identity.handle_key(p) == identity.handle_key(account.handle) for p in table["players"]):
+                    raise Conflicting("already_seated", "You already sit at this table.")
+                if table["status"] == CLOSED:
+                    raise Conflicting("table_closed", "This table was closed: everyone left it.")
+                if table["status"] == STARTED or len(table["players"]) >= table["seats"]:
+                    # Its last seat went to someone else (whose join started it).
+                    raise Conflicting("table_full", "Every seat of this table is taken.", {"game_id": table["game_id"]})
+                # One join at a time per account, so the cap holds under a flood.
+                conn.execute("SELECT 1 FROM accounts WHERE account_id = %s FOR UPDATE", (account.account_id,))
+                self._check_cap(conn, account)
+                conn.execute(
+                    "INSERT INTO lobby_seats (table_id, account_id, handle) VALUES (%s, %s, %s)",
+                    (table_id, account.account_id, account.handle),
+                )
+                table["players"] = [*table["players"], account.handle]
+                started = self._start_if_full(conn, table)
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        return self._after_commit(table, started)
+
+    def leave(self, table_id: str, account: Account) -> dict[str, Any]:
+        """Stand up from an open table.  A player's table that nobody sits at
+        any more is closed."""
+        try:
+            with self._conn() as conn, conn.transaction():
+                table = self._locked(conn, table_id)
+                if table["status"] == STARTED:
+                    raise Conflicting("table_started", "The game of this table has started; resign it instead.")
+                if table["status"] == CLOSED:
+                    raise Conflicting("table_closed", "This table was closed: everyone left it.")
+                gone = conn.execute(
+                    "DELETE FROM lobby_seats WHERE table_id = %s AND account_id = %s", (table_id, account.account_id)
+                ).rowcount
+                if not gone:
+                    raise Conflicting("not_at_table", "You do not sit at this table.")
+                mine = identity.handle_key(account.handle)
+                table["players"] = [p for p in table["players"] if identity.handle_key(p) != mine]
+                creator_is_player = not self._creator_is_organiser(conn, table)
+                if not table["players"] and creator_is_player:
+                    conn.execute("UPDATE lobby_tables SET status = 'closed' WHERE table_id = %s", (table_id,))
+                    table["status"] = CLOSED
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        return self.present(table)
+
+    # -- reading ---------------------------------------------------------------
+    def get(self, table_id: str) -> dict[str, Any]:
+        try:
+            with self._conn() as conn:
+                return self.present(self._read(conn, table_id))
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    def list(self, status: str = OPEN, game: str | None = None, limit: int = 50, offset: int = 0) -> list[dict]:
+        """Tables of one status, newest first (one indexed query)."""
+        sql = f"SELECT {_COLUMNS} FROM lobby_tables t WHERE t.status = %s"
+        params: list[Any] = [status]
+        if game is not None:
+            sql += " AND t.game = %s"
+            params.append(game)
+        sql += " ORDER BY t.status, t.created_at DESC, t.table_id DESC LIMIT %s OFFSET %s"
+        params += [limit, offset]
+        try:
+            with self._conn() as conn, conn.cursor(row_factory=dict_row) as cur:
+                return [self.present(row) for row in cur.execute(sql, params).fetchall()]
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    @staticmethod
+    def present(table: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": table["id"],
+            "game": table["game"],
+            "seats": table["seats"],
+            "options": table["options"],
+            "players": list(table["players"]),
+            "rated": table["rated"],
+            "clock": table["clock"],
+            "status": table["status"],
+            "game_id": table["game_id"],
+            "created_by": table["created_by"],
+            "created_at": table["created_at"],
+        }
+
+    # -- inside the transaction ------------------------------------------------
+    @staticmethod
+    def _read(conn: psycopg.Connection, table_id: str, lock: bool = False) -> dict[str, Any]:
+        try:
+            tid = uuid.UUID(table_id)
+        except ValueError:
+            raise table_not_found() from None
+        if lock:
+            # Lock the row first (FOR UPDATE cannot go with the aggregate),
+            # then read it with its seats: nothing can change in between.
+            found = conn.execute("SELECT 1 FROM lobby_tables WHERE table_id = %s FOR UPDATE", (tid,)).fetchone()
+            if found is None:
+                raise table_not_found()
+        with conn.cursor(row_factory=dict_row) as cur:
+            row = cur.execute(f"SELECT {_COLUMNS} FROM lobby_tables t WHERE t.table_id = %s", (tid,)).fetchone()
+        if row is None:
+            raise table_not_found()
+        return row
+
+    def _locked(self, conn: psycopg.Connection, table_id: str) -> dict[str, Any]:
+        return self._read(conn, table_id, lock=True)
+
+    @staticmethod
+    def _creator_is_organiser(conn: psycopg.Connection, table: dict[str, Any]) -> bool:
+        row = conn.execute("SELECT kind FROM accounts WHERE account_id = %s", (table["creator_id"],)).fetchone()
+        return bool(row) and row[0] == identity.ORGANISER
+
+    def _start_if_full(self, conn: psycopg.Connection, table: dict[str, Any]) -> dict[str, Any] | None:
+        """Create the game of a table whose seats are all taken, in this
+        transaction, and mark the table started; the create answer or ``None``."""
+        if table["status"] != OPEN or len(table["players"]) < table["seats"]:
+            return None
+        organiser = self._creator_is_organiser(conn, table)
+        created = self.games.create_game(
+            table["game"],
+            list(table["players"]),
+            dict(table["options"]),
+            clock=table["clock"],
+            conn=conn,
+            draw=True,
+            rated=bool(table["rated"]),
+            accounts=[True] * len(table["players"]),
+            created_by=table["created_by"] if organiser else None,
+            table=table["id"],
+        )
+        conn.execute(
+            "UPDATE lobby_tables SET status = 'started', game_id = %s, started_at = now() WHERE table_id = %s",
+            (created["id"], table["id"]),
+        )
+        table["status"], table["game_id"] = STARTED, created["id"]
+        return created
+
+    def _after_commit(self, table: dict[str, Any], started: dict[str, Any] | None) -> dict[str, Any]:
+        out = self.present(table)
+        if started is not None:
+            # Committed: now the projections may see the game (its first
+            # projection tells the players' account streams: projections/publish.py).
+            self.games.nudge(started["id"])
+        return out

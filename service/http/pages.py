@@ -1,0 +1,441 @@
+"""Pages for people (docs/API.md, "Pages, for people"): server-rendered HTML
+over the JSON API.
+
+* Every page is built from ``service.http.pages_api``, which runs the ``/v1``
+  handlers for the same caller, so a page never shows more than the JSON API
+  shows that viewer.  A browser that navigates sends no ``Authorization``
+  header, so what it first gets is the spectator's page; the page's script
+  (``static/qd.js``) holds a seat's or the organiser's token in the tab's
+  ``sessionStorage`` (typed in, or passed as ``#token=...``, which never
+  reaches a server) and fetches the same URL again with the header and
+  ``?partial=1`` to swap in the viewer's version.  No cookie is ever set, so
+  there is no session to steal and nothing for a cross-site request to ride.
+* The boards are drawn server-side, in SVG, by one template per game
+  (``templates/boards/``) from the view JSON; the log in words comes from the
+  events feed (``pages_text``).
+* Errors are HTML pages with the API's status and message, never a trace;
+  ``/v1/...`` keeps its JSON error shape (``app.py``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+import math
+import uuid
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import redis
+from flask import Blueprint, Flask, Response, current_app, render_template, request, url_for
+from jinja2 import Template
+from markupsafe import escape
+
+from service.core.errors import DomainError
+from service.core.eventstore import StoreUnavailable
+from service.http import pages_api, pages_boards, pages_text
+from service.http.common import bearer, is_admin
+from service.http.errors import ApiError, from_domain, unavailable
+
+log = logging.getLogger(__name__)
+
+HERE = Path(__file__).parent
+bp = Blueprint(
+    "pages",
+    __name__,
+    template_folder="templates",
+    static_folder="static",
+    static_url_path="/assets",
+)
+
+#: Names of the games for people.
+TITLES = {
+    "nauticus": "Nauticus",
+    "nautilus-industries": "Nautilus Industries",
+    "waters-of-nereus": "Waters of Nereus",
+}
+#: Events of a running game shown in its log (the newest); the rest is one click away.
+LOG_TAIL = 200
+#: Rows of a list page.
+PAGE_SIZE = 25
+#: Responses larger than this are gzip-compressed for clients that accept it.
+GZIP_MIN_BYTES = 4096
+#: The pages' Content-Security-Policy: our own scripts, styles and images only,
+#: no inline script or style, no frames, no form posts.
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+
+# -- the sections of the home page ---------------------------------------------
+#: (title, template) of the home page's sections, in order, each rendered with
+#: what its loader returns.  Open tables (the lobby) and tournaments add their
+#: section here once their JSON endpoints exist.
+HOME_SECTIONS: list[tuple[str, str, Callable[[], dict[str, Any]]]] = [
+    ("Running games", "home/_games.html", lambda: {"list": pages_api.game_list(status="active", limit=10)}),
+    ("Recent results", "home/_games.html", lambda: {"list": pages_api.game_list(status="finished", limit=10)}),
+    ("Leaderboards", "home/_leaderboards.html", lambda: {"boards": _top_boards(5)}),
+]
+
+
+def _top_boards(top: int) -> list[dict[str, Any]]:
+    return [pages_api.leaderboard(entry["game"], limit=top) for entry in pages_api.leaderboard_list()["games"]]
+
+
+# -- helpers --------------------------------------------------------------------
+def _game_id(raw: str) -> str:
+    """A game id in its canonical form, or a 404 that says what an id looks like."""
+    try:
+        return str(uuid.UUID(raw))
+    except ValueError:
+        raise ApiError(
+            404,
+            "game_not_found",
+            "That is not a game id: a game id looks like 1b4e28ba-2fa1-41d2-883f-0016d3cca427.",
+        ) from None
+
+
+def _int_arg(name: str, low: int = 0, high: int = 2**31 - 1) -> int | None:
+    raw = request.args.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(422, "validation_error", f"'{name}' must be a whole number.", {"fields": {name: raw}}) from None
+    if not low <= value <= high:
+        raise ApiError(422, "validation_error", f"'{name}' must be between {low} and {high}.", {"fields": {name: raw}})
+    return value
+
+
+def _partial() -> bool:
+    return request.args.get("partial") == "1"
+
+
+def _viewer_label(game: dict[str, Any]) -> dict[str, Any]:
+    """Who the page is for, as the JSON API decided it (``seat``), plus whether
+    the header carried the organiser token (it only chooses which controls to show)."""
+    organiser = is_admin(bearer())
+    seat = game.get("seat")
+    if organiser:
+        text = "the organiser (everything is shown)"
+    elif seat is not None:
+        text = f"{game['players'][seat]} (seat {seat})"
+    else:
+        text = "a spectator"
+    return {"organiser": organiser, "seat": seat, "text": text, "token": bearer() is not None}
+
+
+def render(template: str, status: int = 200, **context: Any) -> Response:
+    """A page, or only its ``main`` block with ``?partial=1`` (what the script swaps in)."""
+    context.setdefault("titles", TITLES)
+    tmpl: Template = current_app.jinja_env.get_template(template)
+    if _partial() and "main" in tmpl.blocks:
+        current_app.update_template_context(context)
+        body = "".join(tmpl.blocks["main"](tmpl.new_context(context)))
+    else:
+        body = render_template(tmpl, **context)
+    return Response(body, status=status, mimetype="text/html")
+
+
+# -- error pages ----------------------------------------------------------------
+def error_page(status: int, code: str, message: str) -> Response:
+    """The HTML error page: the API's status, code and sentence, and where to go next."""
+    try:
+        return render("error.html", status=status, status_code=status, code=code, message=message)
+    except Exception:  # the page itself failed (a template, say): still no trace, still the status
+        log.exception("the error page could not be rendered")
+        text = f"<!doctype html><title>{status}</title><h1>{status}</h1><p>{escape(message)}</p>"
+        return Response(text, status=status, mimetype="text/html")
+
+
+def wants_html() -> bool:
+    """Whether an error outside ``/v1`` (an unknown path, a wrong method) should
+    be answered as a page: a browser asking for HTML anywhere but the API."""
+    path = request.path
+    if path.startswith("/v1/") or path == "/v1" or path in ("/openapi.json", "/healthz", "/readyz", "/metrics"):
+        return False
+    best = request.accept_mimetypes.best_match(["application/json", "text/html"])
+    return best == "text/html" and request.accept_mimetypes["text/html"] > request.accept_mimetypes["application/json"]
+
+
+@bp.errorhandler(ApiError)
+def _api_error(err: ApiError) -> Response:
+    return error_page(err.status, err.code, err.message)
+
+
+@bp.errorhandler(DomainError)
+def _domain_error(err: DomainError) -> Response:
+    return _api_error(from_domain(err))
+
+
+@bp.errorhandler(StoreUnavailable)
+def _store_down(err: StoreUnavailable) -> Response:
+    return _api_error(unavailable("postgres", type(err).__name__))
+
+
+@bp.errorhandler(redis.ConnectionError)
+@bp.errorhandler(redis.TimeoutError)
+def _redis_down(err: Exception) -> Response:
+    return _api_error(unavailable("redis", type(err).__name__))
+
+
+@bp.errorhandler(Exception)
+def _unexpected(err: Exception) -> Response:
+    from werkzeug.exceptions import HTTPException
+
+    if isinstance(err, HTTPException):
+        return error_page(err.code or 500, "http_error", err.description or err.name)
+    import psycopg
+
+    if isinstance(err, psycopg.OperationalError):
+        return _store_down(StoreUnavailable(str(err)))
+    log.exception("unhandled error on a page")
+    return error_page(500, "internal_error", "Something went wrong on our side.")
+
+
+@bp.after_request
+def _headers(resp: Response) -> Response:
+    """No caching of a viewer's page; our own resources only; compressed when large."""
+    if request.endpoint == "pages.static":
+        resp.headers["Cache-Control"] = "public, max-age=300"
+        return resp
+    resp.headers["Content-Security-Policy"] = CSP
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    resp.headers["Referrer-Policy"] = "same-origin"
+    resp.headers["Cache-Control"] = "no-store" if request.headers.get("Authorization") else "no-cache"
+    resp.vary.add("Authorization")
+    resp.vary.add("Accept-Encoding")
+    if (
+        not resp.direct_passthrough
+        and resp.status_code < 300
+        and "gzip" in request.headers.get("Accept-Encoding", "")
+        and "Content-Encoding" not in resp.headers
+    ):
+        body = resp.get_data()
+        if len(body) >= GZIP_MIN_BYTES:
+            resp.set_data(gzip.compress(body, compresslevel=5))
+            resp.headers["Content-Encoding"] = "gzip"
+    return resp
+
+
+@cache
+def _asset_version(name: str) -> str:
+    return hashlib.sha256((HERE / "static" / name).read_bytes()).hexdigest()[:12]
+
+
+@bp.app_template_global()
+def asset(name: str) -> str:
+    """URL of a static file, with its content hash so a new version is never stale."""
+    return url_for("pages.static", filename=name, v=_asset_version(name))
+
+
+@bp.app_template_filter("ago")
+def _short_time(value: str | None) -> str:
+    """``2026-03-01T12:34:56.789Z`` -> ``2026-03-01 12:34`` (UTC)."""
+    if not value:
+        return ""
+    return value.replace("T", " ")[:16] + " UTC"
+
+
+@bp.app_template_filter("detail")
+def _detail(value: Any) -> str:
+    """A check's detail for people: yes/no, a dash for nothing, lists joined."""
+    if value is True:
+        return "yes"
+    if value is False:
+        return "no"
+    if value is None:
+        return "–"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value) or "none"
+    return str(value)
+
+
+@bp.app_template_filter("score")
+def _score(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.2f}" if not math.isnan(value) else "–"
+    return str(value)
+
+
+# -- pages ----------------------------------------------------------------------
+@bp.route("/")
+def home() -> Response:
+    sections = [{"title": title, "template": tmpl, **load()} for title, tmpl, load in HOME_SECTIONS]
+    return render("home.html", sections=sections)
+
+
+@bp.route("/games")
+def game_list() -> Response:
+    query: dict[str, Any] = {k: request.args.get(k) or None for k in ("game", "status", "player")}
+    page = _int_arg("page", 1, 10_000) or 1
+    listing = pages_api.game_list(**query, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+    pages = max(1, math.ceil(listing["total"] / PAGE_SIZE))
+    return render("games.html", listing=listing, query=query, page=page, pages=pages)
+
+
+def _board(game_type: str, view: dict[str, Any], players: list[str], **facts: Any) -> dict[str, Any]:
+    return pages_boards.present(game_type, view, players, **facts)
+
+
+def _position(gid: str, game: dict[str, Any], at: int | None, seat: int | None) -> dict[str, Any]:
+    """What the board shows: the live game, or (replay) the position after ``at`` events."""
+    if at is None:
+        return {
+            "replay": False,
+            "version": game["version"],
+            "head": game["version"],
+            "to_act": game["to_act"],
+            "result": game["result"],
+            "finished": game["status"] == "finished",
+            "view": game["view"],
+            "seat": game.get("seat"),
+            "perspective": None,
+        }
+    st = pages_api.state(gid, at, seat)
+    return {
+        "replay": True,
+        "version": st["version"],
+        "head": st["head"],
+        "to_act": st["to_act"],
+        "result": st["result"],
+        "finished": st["finished"],
+        "view": st["view"] or {},
+        "seat": seat,
+        "perspective": seat,
+        "last_event": st["last_event"],
+    }
+
+
+def _board_context(gid: str, game: dict[str, Any], at: int | None, seat: int | None) -> dict[str, Any]:
+    pos = _position(gid, game, at, seat)
+    if pos["replay"]:
+        # The sentence of the event the position follows, from the feed as this viewer gets it.
+        line = pages_api.events(gid, pos["version"] - 1, 1)
+        pos["caption"] = pages_text.log_lines(game["game"], line, game["players"])[0]["text"] if line else ""
+    pos["board"] = _board(game["game"], pos["view"], game["players"], to_act=pos["to_act"], result=pos["result"])
+    return pos
+
+
+@bp.route("/games/<raw_id>")
+def game_page(raw_id: str) -> Response:
+    gid = _game_id(raw_id)
+    game = pages_api.game(gid)
+    viewer = _viewer_label(game)
+    finished = game["status"] == "finished"
+    # Replay (time travel) is open to whoever the API opens it to: anyone once
+    # the game has finished, the organiser while it runs.
+    can_replay = finished or viewer["organiser"]
+    at = _int_arg("at", 1)
+    seat = _int_arg("seat", 0, 64)
+    if at is None and seat is not None and can_replay:
+        at = game["version"]
+    if finished and at is None:
+        at = game["version"]
+    position = _board_context(gid, game, at, seat)
+    if request.args.get("log") == "all":
+        after, lines = 0, pages_api.events_all(gid)
+    elif position["replay"]:
+        # A window of the log around the position; the caption of any position comes with its board.
+        after = max(0, position["version"] - LOG_TAIL // 2)
+        lines = pages_api.events(gid, after, LOG_TAIL)
+    else:
+        after = max(0, game["version"] - LOG_TAIL)
+        lines = pages_api.events_all(gid, after)
+    log_lines = pages_text.log_lines(game["game"], lines, game["players"])
+    return render(
+        "game.html",
+        game=game,
+        viewer=viewer,
+        can_replay=can_replay,
+        pos=position,
+        log=log_lines,
+        log_from=after,
+        log_whole=after == 0 and (not log_lines or log_lines[-1]["seq"] >= game["version"]),
+        title=TITLES.get(game["game"], game["game"]),
+    )
+
+
+@bp.route("/games/<raw_id>/board")
+def board_fragment(raw_id: str) -> Response:
+    """The board alone (what the script swaps in): live with ``?min_version=``, or ``?at=N&seat=S``."""
+    gid = _game_id(raw_id)
+    game = pages_api.game(gid, _int_arg("min_version"))
+    at = _int_arg("at", 1)
+    position = _board_context(gid, game, at, _int_arg("seat", 0, 64))
+    return render("_board_fragment.html", game=game, pos=position, viewer=_viewer_label(game))
+
+
+@bp.route("/games/<raw_id>/log")
+def log_fragment(raw_id: str) -> Response:
+    """Log entries after ``?after=N`` (what the script appends), at most ``?limit=`` of them."""
+    gid = _game_id(raw_id)
+    game = pages_api.game(gid)
+    after, limit = _int_arg("after") or 0, _int_arg("limit", 1, LOG_TAIL)
+    feed = pages_api.events(gid, after, limit) if limit else pages_api.events_all(gid, after)
+    lines = pages_text.log_lines(game["game"], feed, game["players"])
+    return render("_log_fragment.html", log=lines, game=game)
+
+
+@bp.route("/games/<raw_id>/audit")
+def audit_page(raw_id: str) -> Response:
+    gid = _game_id(raw_id)
+    game = pages_api.game(gid)
+    viewer = _viewer_label(game)
+    finished = game["status"] == "finished"
+    if not finished and not viewer["organiser"]:
+        return render(
+            "audit.html",
+            status=401 if not viewer["token"] else 403,
+            game=game,
+            viewer=viewer,
+            report=None,
+            title=TITLES.get(game["game"], game["game"]),
+        )
+    report = pages_api.audit_report(gid)
+    last = pages_api.events(gid, max(0, game["version"] - 1))
+    closing = last[-1] if last and last[-1]["type"] == "GameFinished" else None
+    seed = (closing or {}).get("data", {}).get("seed")
+    return render(
+        "audit.html",
+        game=game,
+        viewer=viewer,
+        report=report,
+        seed=seed,
+        title=TITLES.get(game["game"], game["game"]),
+    )
+
+
+@bp.route("/players/<handle>")
+def player_page(handle: str) -> Response:
+    page = pages_api.player(handle)
+    active = pages_api.game_list(player=handle, status="active", limit=PAGE_SIZE)
+    return render("player.html", player=page, active=active)
+
+
+@bp.route("/leaderboards")
+def leaderboards_page() -> Response:
+    return render("leaderboards.html", boards=_top_boards(10))
+
+
+@bp.route("/leaderboards/<game_type>")
+def leaderboard_page(game_type: str) -> Response:
+    page = _int_arg("page", 1, 10_000) or 1
+    board = pages_api.leaderboard(game_type, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+    pages = max(1, math.ceil(board["total"] / PAGE_SIZE))
+    return render("leaderboard.html", board=board, page=page, pages=pages)
+
+
+def register(app: Flask) -> None:
+    """Add the pages to ``app`` (``service.http.app.create_app``)."""
+    app.register_blueprint(bp)
+
+
+__all__ = ["TITLES", "bp", "error_page", "register", "wants_html"]

@@ -1,0 +1,112 @@
+"""The JSON API, called in-process on behalf of a page's viewer.
+
+Pages are built only from what the JSON API shows the same viewer (docs/API.md,
+"Pages, for people"), so they do not read Redis or PostgreSQL themselves: each
+function here runs the very handler of a ``/v1`` endpoint (the function under
+flask-smorest's decorators) in the page's own request, so the caller is
+decided exactly as it is for ``/v1`` (the ``Authorization`` header: a seat
+token, the organiser token, or none), the query is loaded by the endpoint's
+own argument schema, and the answer goes out through the endpoint's own
+response schema.  Errors are the API's errors (``ApiError`` and domain
+errors); the pages blueprint turns them into HTML.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable
+from typing import Any
+
+from marshmallow import ValidationError
+
+from service.http import audit, games, leaderboards
+from service.http.errors import ApiError
+
+
+def _call(endpoint: Callable[..., Any], query: dict[str, Any] | None, *path: Any) -> Any:
+    """Run ``endpoint`` (a flask-smorest view) as ``GET`` with ``query`` and the path values."""
+    apidoc = getattr(endpoint, "_apidoc", {})
+    handler = inspect.unwrap(endpoint)
+    params = apidoc.get("arguments", {}).get("parameters", [])
+    if params:
+        schema = params[0]["schema"]
+        try:
+            args = schema.load({k: v for k, v in (query or {}).items() if v is not None})
+        except ValidationError as exc:
+            raise ApiError(
+                422, "validation_error", "The request does not match its schema.", {"fields": exc.messages}
+            ) from None
+        answer = handler(args, *path)
+    else:
+        answer = handler(*path)
+    responses = apidoc.get("response", {}).get("responses", {})
+    out = next((r for status in (200, "200") for r in responses.get(status, [])), None)
+    if out is not None and out.get("schema") is not None and isinstance(answer, dict):
+        # Exactly the fields the JSON answer has.
+        return out["schema"].dump(answer)
+    return answer
+
+
+def game(game_id: str, min_version: int | None = None) -> dict[str, Any]:
+    """``GET /v1/games/{id}``: the game as the caller may see it."""
+    return _call(games.get_game, {"min_version": min_version}, game_id)
+
+
+def game_list(**query: Any) -> dict[str, Any]:
+    """``GET /v1/games?game=&status=&player=&limit=&offset=``."""
+    return _call(games.list_games, query)
+
+
+def events(game_id: str, after: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
+    """``GET /v1/games/{id}/events?after=N&limit=L``: one page of feed lines, redacted for the caller."""
+    return _feed_page(game_id, after, limit)[0]
+
+
+def events_all(game_id: str, after: int = 0) -> list[dict[str, Any]]:
+    """Every feed line after ``after``, page by page (``X-Next-After``); bounded by the game's length."""
+    out: list[dict[str, Any]] = []
+    while True:
+        lines, next_after = _feed_page(game_id, after, None)
+        out.extend(lines)
+        if next_after is None or next_after <= after:
+            return out
+        after = next_after
+
+
+def _feed_page(game_id: str, after: int, limit: int | None) -> tuple[list[dict[str, Any]], int | None]:
+    resp = _call(audit.events_feed, {"after": after, "limit": limit}, game_id)
+    lines = [json.loads(line) for line in resp.get_data(as_text=True).splitlines() if line.strip()]
+    following = resp.headers.get("X-Next-After")
+    return lines, int(following) if following and following.isdigit() else None
+
+
+def state(game_id: str, version: int | None = None, seat: int | None = None) -> dict[str, Any]:
+    """``GET /v1/games/{id}/state?version=N&seat=S``: time travel.
+
+    The answer's ``state`` (the whole engine state) is dropped: pages draw a
+    position from its ``view`` (the seat's, or the spectator's), as a player
+    or spectator would see it then, never from the raw state."""
+    answer = _call(audit.state_at, {"version": version, "seat": seat}, game_id)
+    answer.pop("state", None)
+    return answer
+
+
+def audit_report(game_id: str) -> dict[str, Any]:
+    """``GET /v1/games/{id}/audit``: the four checks."""
+    return _call(audit.audit_game, None, game_id)
+
+
+def leaderboard_list() -> dict[str, Any]:
+    """``GET /v1/leaderboards``."""
+    return _call(leaderboards.list_leaderboards, None)
+
+
+def leaderboard(game_type: str, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+    """``GET /v1/leaderboards/{game}?limit=&offset=``."""
+    return _call(leaderboards.get_leaderboard, {"limit": limit, "offset": offset}, game_type)
+
+
+def player(handle: str) -> dict[str, Any]:
+    """``GET /v1/players/{handle}``."""
+    return _call(leaderboards.get_player, None, handle)

@@ -1,0 +1,442 @@
+"""docs/API.md "Streams": a game's board pushed to the caller as it changes,
+an account's news (``GET /v1/account/stream``), and what every long-lived
+response shares (the live events feed too).
+
+``GET /v1/games/{id}/stream`` answers NDJSON (Server-Sent Events with
+``Accept: text/event-stream``).  Its first line is the caller's board — the
+body of ``GET /v1/games/{id}`` for the same token, plus ``legal`` for a seat,
+built by the same functions (``games.board_body``, the ``GameOut`` schema) —
+then one board line each time the read model changes, in version order,
+``{"type": "ping"}`` every 15 s, and a last ``{"type": "end", "reason", "version"}``
+line: ``finished`` (the game is over: do not reconnect), ``shutdown`` (the
+server is stopping), ``max_duration`` or ``idle`` (reconnect when you like:
+a new stream starts with the whole board).
+
+What a stream costs: a socket and a greenlet (``service/http/waiting.py``),
+no worker thread, and no reading per follower: the board of a version is
+read and serialised once per process and kind of viewer.  What one client
+can hold is bounded: :class:`StreamSlots` (per client address, and per
+account key), a maximum and an idle duration, and a write time limit (a
+reader that stops reading is dropped).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import orjson
+import redis
+from flask import Response, abort, jsonify, request
+from flask_smorest import Blueprint
+from marshmallow import Schema, fields
+
+from projections import game_lists, keys
+from schemas import openapi
+from schemas.http import ErrorOut, GameOut
+from service.core import identity
+from service.games.base import ADMIN
+from service.http import games, waiting
+from service.http.common import principal, require_account, services
+from service.http.errors import ApiError
+
+blp = Blueprint("streams", __name__, url_prefix="/v1", description="Streams: a game's board as it changes")
+
+#: Sent as SSE ``retry:`` (milliseconds): how soon an EventSource reconnects.
+SSE_RETRY_MS = 2000
+#: A write that cannot complete in this many seconds drops the client (a
+#: reader that stopped reading must not hold its slot for ever).
+WRITE_SECONDS = 30.0
+#: ``Last-Event-ID`` values beyond this are ignored.
+_MAX_ID = 2**31 - 1
+
+_GAME_OUT = GameOut()
+
+
+# -- limits ---------------------------------------------------------------------
+# A sorted set per client (address or key): member = one open stream, score =
+# when its lease ends (Redis server time).  Leases are renewed at every ping,
+# so a process that died without releasing its slots frees them within a lease.
+_ACQUIRE = """
+local now = redis.call('TIME')
+local t = tonumber(now[1]) + tonumber(now[2]) / 1000000
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', t)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], t + tonumber(ARGV[2]), ARGV[1])
+redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2])) + 1)
+return 1
+"""
+# Renewing also puts back a slot that Redis lost (restarted empty): the stream still runs.
+_RENEW = """
+local now = redis.call('TIME')
+local t = tonumber(now[1]) + tonumber(now[2]) / 1000000
+redis.call('ZADD', KEYS[1], t + tonumber(ARGV[2]), ARGV[1])
+redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2])) + 1)
+return 1
+"""
+
+
+def _slot_key(scope: str, who: str) -> str:
+    # Hash tag on the client: one slot per client on a cluster.
+    return f"streams:{scope}:{{{who}}}"
+
+
+class StreamSlots:
+    """Concurrent streams per client: :meth:`acquire` or 429 ``too_many_streams``."""
+
+    def __init__(self, r: redis.Redis, lease_seconds: float) -> None:
+        self.r = r
+        self.lease = lease_seconds
+        self.member = secrets.token_hex(8)
+        self.held: list[str] = []
+
+    def acquire(self, clients: list[tuple[str, str, int]]) -> None:
+        """Take one slot for each ``(scope, who, limit)`` (limit 0: unlimited),
+        all or none; aborts with 429 if one is full."""
+        for scope, who, limit in clients:
+            if limit <= 0:
+                continue
+            key = _slot_key(scope, who)
+            if not self.r.eval(_ACQUIRE, 1, key, self.member, self.lease, limit):
+                self.release()
+                abort(too_many_streams(scope, limit))
+            self.held.append(key)
+
+    def renew(self) -> None:
+        for key in self.held:
+            # Redis away: the stream goes on; its lease may lapse, which frees a slot.
+            with contextlib.suppress(redis.RedisError):
+                self.r.eval(_RENEW, 1, key, self.member, self.lease)
+
+    def release(self) -> None:
+        for key in self.held:
+            with contextlib.suppress(redis.RedisError):  # else the lease runs out by itself
+                self.r.zrem(key, self.member)
+        self.held.clear()
+
+
+def too_many_streams(scope: str, limit: int) -> Response:
+    err = ApiError(
+        429,
+        "too_many_streams",
+        f"At most {limit} streams may be open at once per client {scope}; close one first.",
+        {"scope": scope, "limit": limit, "retry_after_seconds": 15},
+    )
+    resp = jsonify(err.to_json())
+    resp.status_code = 429
+    resp.headers["Retry-After"] = "15"
+    return resp
+
+
+def open_slots() -> StreamSlots:
+    """This request's stream slots, taken (or 429): per client address, and
+    per account key when one is sent (``Settings.streams_per_key``)."""
+    svc = services()
+    settings = svc.settings
+    slots = StreamSlots(svc.redis, lease_seconds=max(60.0, 4 * settings.stream_ping_seconds))
+    clients = [("address", request.remote_addr or "unknown", settings.streams_per_address)]
+    caller = principal()
+    if caller.account is not None:
+        clients.append(("key", caller.account.account_id, settings.streams_per_key))
+    slots.acquire(clients)
+    return slots
+
+
+# -- framing --------------------------------------------------------------------
+def wants_sse() -> bool:
+    return "text/event-stream" in request.headers.get("Accept", "")
+
+
+def last_event_id() -> int | None:
+    """The SSE ``Last-Event-ID`` header as a number, if it is one."""
+    raw = request.headers.get("Last-Event-ID", "").strip()
+    if raw.isdigit() and len(raw) <= 10 and int(raw) <= _MAX_ID:
+        return int(raw)
+    return None
+
+
+def ndjson(obj: Any) -> bytes:
+    return orjson.dumps(obj) + b"\n"
+
+
+def sse(event: str, data: bytes, event_id: int | None = None) -> bytes:
+    """One SSE event; ``data`` is one line of JSON (with or without its newline)."""
+    head = b"id: %d\n" % event_id if event_id is not None else b""
+    return head + b"event: " + event.encode() + b"\ndata: " + data.rstrip(b"\n") + b"\n\n"
+
+
+def sse_retry() -> bytes:
+    return b"retry: %d\n\n" % SSE_RETRY_MS
+
+
+class _Body:
+    """A stream's body that frees its slots when the server closes it, even
+    if it was never iterated (the client left before the first byte)."""
+
+    def __init__(self, lines: Iterator[bytes], slots: StreamSlots | None) -> None:
+        self.lines = lines
+        self.slots = slots
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self.lines
+
+    def close(self) -> None:
+        try:
+            close = getattr(self.lines, "close", None)
+            if close is not None:
+                close()
+        finally:
+            if self.slots is not None:
+                self.slots.release()
+
+
+def streaming(body: Iterator[bytes], is_sse: bool, slots: StreamSlots | None = None) -> Response:
+    """The response of a long-lived stream: sent as it is produced, never
+    stored; ``slots`` are released when it ends, however it ends."""
+    sock = request.environ.get("gunicorn.socket")
+    resp = Response(_Body(body, slots), mimetype="text/event-stream" if is_sse else "application/x-ndjson")
+    resp.headers["Cache-Control"] = "no-store"
+    resp.headers["X-Accel-Buffering"] = "no"  # a buffering proxy in front must pass lines on at once
+    if sock is not None:
+        # A client that stops reading is dropped after WRITE_SECONDS of a
+        # blocked write, instead of holding its greenlet and slot for ever.
+        sock.settimeout(WRITE_SECONDS)
+        # A stream's connection is not kept alive after it: a stopping server
+        # must not wait for the client's next request (gunicorn honours this).
+        resp.headers["Connection"] = "close"
+    return resp
+
+
+# -- the game stream ------------------------------------------------------------
+class StreamLine(Schema):
+    type = fields.String(
+        required=True, metadata={"description": "`board` (the body of GET /v1/games/{id}), `ping` or `end`"}
+    )
+    legal = fields.List(fields.Dict(), metadata={"description": "board lines for a seat: its legal intents"})
+    reason = fields.String(metadata={"description": "`end`: finished | shutdown | max_duration | idle"})
+    version = fields.Integer(metadata={"description": "board and end lines: the version shown / last shown"})
+
+
+def board_reader(gid: str, viewer: Any) -> tuple[Any, Callable[[redis.Redis], tuple[int, tuple[bytes, bool]] | None]]:
+    """(cache key, read) of ``viewer``'s board line: one ``HMGET`` (the board
+    and the legal list of one version), shaped exactly as ``GET`` shapes it."""
+    seat = viewer if isinstance(viewer, int) and viewer != ADMIN else None
+    names = games.board_names(viewer) + ([f"legal:{seat}"] if seat is not None else [])
+    names = ["version", *(n for n in names if n != "version")]
+    key = ("board", names[-1])
+
+    def read(r: redis.Redis) -> tuple[int, tuple[bytes, bool]] | None:
+        values = r.hmget(keys.game(gid), names)
+        if values[0] is None:
+            return None
+        model = dict(zip(names, values, strict=True))
+        line = {"type": "board", **_GAME_OUT.dump(games.board_body(gid, viewer, model))}
+        if seat is not None:
+            line["legal"] = json.loads(model[f"legal:{seat}"] or b"[]")
+        return int(values[0]), (ndjson(line), line["status"] == "finished")
+
+    return key, read
+
+
+@blp.route("/games/<uuid:game_id>/stream", methods=["GET"])
+@openapi.stream(
+    "StreamLine",
+    "The caller's board first (the body of `GET /v1/games/{id}`, plus `legal` for a seat), then a board line each"
+    ' time the read model changes, `{"type": "ping"}` every 15 s, and a last `{"type": "end", "reason", "version"}`'
+    ' (docs/API.md, "Streams").',
+    sse="Server-Sent Events: `retry:` first, then `id: <version>`, `event: board`, `data: <StreamLine>` per board,"
+    " and `event: ping` / `event: end`.  `Last-Event-ID` (a version) skips boards the client has; a finished game"
+    " whose last version it has is answered 204 (an EventSource stops).",
+)
+@blp.response(
+    200,
+    StreamLine,
+    content_type="application/x-ndjson",
+    description="NDJSON, one line per change (SSE with `Accept: text/event-stream`): the caller's board first "
+    "(the body of `GET /v1/games/{id}`, plus `legal` for a seat), then a board line each time the read model "
+    'changes, `{"type": "ping"}` every 15 s, and a final `{"type": "end", "reason", "version"}`.',
+)
+@blp.alt_response(204, description="SSE only: `Last-Event-ID` is the last version of a finished game")
+@blp.alt_response(403, schema=ErrorOut, description="A token that belongs to no seat of this game")
+@blp.alt_response(404, schema=ErrorOut, description="No such game")
+@blp.alt_response(429, schema=ErrorOut, description="too_many_streams: this client has too many streams open")
+@blp.alt_response(503, schema=ErrorOut, description="Redis or the game's read model unavailable")
+def game_stream(game_id: Any) -> Response:
+    """The caller's board, then one line per change until the game ends."""
+    svc = services()
+    hub = waiting.hub()
+    settings = svc.settings
+    gid = str(game_id)
+    viewer = games._viewer(gid)  # 404, 403 and 503 before any byte is sent
+    # The board exists (or 503): waits, bounded, for a read model being built.
+    head = games._read(gid, ["status"])
+    is_sse = wants_sse()
+    resumed = last_event_id() if is_sse else None
+    if resumed is not None and head["status"] == b"finished" and resumed >= int(head["version"]):
+        # SSE: a reconnect after the end; 204 tells an EventSource to stop.
+        return Response(status=204)
+    slots = open_slots()
+    r = svc.redis
+    cache_key, read = board_reader(gid, viewer)
+
+    def frame_board(version: int, data: bytes) -> bytes:
+        return sse("board", data, version) if is_sse else data
+
+    def frame(kind: str, obj: dict[str, Any]) -> bytes:
+        return sse(kind, ndjson(obj)) if is_sse else ndjson(obj)
+
+    def body() -> Iterator[bytes]:
+        last = resumed if resumed is not None else 0
+        sent_any = resumed is not None
+        if is_sse:
+            yield sse_retry()
+        with hub.watch(gid) as watch:
+            started = changed = time.monotonic()
+            next_ping = started + settings.stream_ping_seconds
+            fresh = True
+            asked = False
+            while True:
+                if hub.closing:
+                    yield frame("end", {"type": "end", "reason": "shutdown", "version": last})
+                    return
+                if sent_any and watch.version < last:
+                    # The read model vanished or went back (Redis flushed or
+                    # restarted empty): ask for it once; its announcement wakes us.
+                    if not asked:
+                        with contextlib.suppress(redis.RedisError):
+                            svc.catch_up(gid)
+                    asked = True
+                else:
+                    asked = False
+                if fresh or watch.version > last:
+                    fresh = False
+                    try:
+                        got = hub.fetch(watch, cache_key, lambda: read(r))
+                    except redis.RedisError:
+                        got = None  # Redis away: the next announcement or safety re-read retries
+                    if got is not None and (got[0] > last or not sent_any):
+                        version, (data, finished) = got
+                        yield frame_board(version, data)
+                        last, sent_any = version, True
+                        changed = time.monotonic()
+                        if finished:
+                            yield frame("end", {"type": "end", "reason": "finished", "version": last})
+                            return
+                now = time.monotonic()
+                if now - started >= settings.stream_max_seconds:
+                    yield frame("end", {"type": "end", "reason": "max_duration", "version": last})
+                    return
+                if now - changed >= settings.stream_idle_seconds:
+                    yield frame("end", {"type": "end", "reason": "idle", "version": last})
+                    return
+                if now >= next_ping:
+                    yield frame("ping", {"type": "ping"})
+                    slots.renew()
+                    next_ping = now + settings.stream_ping_seconds
+                until = min(next_ping, started + settings.stream_max_seconds, changed + settings.stream_idle_seconds)
+                watch.wait(until - time.monotonic())
+
+    return streaming(body(), is_sse, slots)
+
+
+# -- the account stream -----------------------------------------------------------
+#: Active games looked at when an account stream starts (its turns now).
+CATCH_UP_GAMES = 100
+
+
+class AccountLine(Schema):
+    type = fields.String(
+        required=True, metadata={"description": "`your_turn`, `table_started`, `game_finished`, `ping` or `end`"}
+    )
+    game_id = fields.String()
+    table_id = fields.String()
+    version = fields.Integer()
+    reason = fields.String(metadata={"description": "`end`: shutdown | max_duration"})
+
+
+def _turns_now(r: redis.Redis, handle: str) -> Iterator[dict[str, Any]]:
+    """``your_turn`` for each of the account's active games where it is to act
+    now: a stream (re)started misses no turn that came while it was away."""
+    games_now, _ = game_lists.page(r, {"player": handle, "status": "active"}, 0, CATCH_UP_GAMES)
+    mine = identity.handle_key(handle)
+    for summary in games_now:
+        gid = summary["id"]
+        version, to_act, info = r.hmget(keys.game(gid), ["version", "to_act", "info"])
+        if version is None or to_act is None or info is None:
+            continue
+        parsed = orjson.loads(info)
+        flags = parsed.get("accounts") or []
+        for seat in orjson.loads(to_act):
+            player = parsed["players"][seat] if seat < len(parsed["players"]) else None
+            if player and seat < len(flags) and flags[seat] and identity.handle_key(player) == mine:
+                yield {"type": "your_turn", "game_id": gid, "version": int(version)}
+
+
+@blp.route("/account/stream", methods=["GET"])
+@openapi.stream(
+    "AccountLine",
+    "`your_turn` for each game where the account is to act now, then each `your_turn`, `table_started` and"
+    ' `game_finished` as it happens, `ping` every 15 s, and a last `end` line (docs/API.md, "Streams").',
+    sse="Server-Sent Events: `retry:` first, then `event: <type>`, `data: <AccountLine>` per line.",
+)
+@blp.response(
+    200,
+    AccountLine,
+    content_type="application/x-ndjson",
+    description="NDJSON (SSE with `Accept: text/event-stream`): `your_turn` for each game where the account is to "
+    "act now, then each `your_turn`, `table_started` and `game_finished` as it happens, `ping` every 15 s, and "
+    "a final `end` line (shutdown, max_duration).",
+)
+@blp.alt_response(401, schema=ErrorOut, description="key_required")
+@blp.alt_response(403, schema=ErrorOut, description="Not an account's key")
+@blp.alt_response(429, schema=ErrorOut, description="too_many_streams")
+def account_stream() -> Response:
+    """The account's news: its turns, its tables starting, its games ending."""
+    caller = require_account()
+    assert caller.account is not None
+    svc = services()
+    hub = waiting.hub()
+    settings = svc.settings
+    handle = caller.account.handle
+    is_sse = wants_sse()
+    slots = open_slots()
+    r = svc.redis
+
+    def frame(obj: dict[str, Any] | bytes) -> bytes:
+        data = obj if isinstance(obj, bytes) else ndjson(obj)
+        if not is_sse:
+            return data.rstrip(b"\n") + b"\n"
+        kind = obj["type"] if isinstance(obj, dict) else orjson.loads(obj).get("type", "message")
+        return sse(str(kind), data)
+
+    def body() -> Iterator[bytes]:
+        if is_sse:
+            yield sse_retry()
+        # Registered before the catch-up read: nothing falls in between.
+        with hub.follow_account(handle) as (watch, queue):
+            with contextlib.suppress(redis.RedisError):
+                for line in _turns_now(r, handle):
+                    yield frame(line)
+            started = time.monotonic()
+            next_ping = started + settings.stream_ping_seconds
+            while True:
+                while queue:
+                    yield frame(queue.popleft())
+                if hub.closing:
+                    yield frame({"type": "end", "reason": "shutdown"})
+                    return
+                now = time.monotonic()
+                if now - started >= settings.stream_max_seconds:
+                    yield frame({"type": "end", "reason": "max_duration"})
+                    return
+                if now >= next_ping:
+                    yield frame({"type": "ping"})
+                    slots.renew()
+                    next_ping = now + settings.stream_ping_seconds
+                watch.wait(min(next_ping, started + settings.stream_max_seconds) - time.monotonic())
+
+    return streaming(body(), is_sse, slots)

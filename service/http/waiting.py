@@ -1,0 +1,385 @@
+"""Waiting on a push, shared by every request that waits: ``?min_version``
+reads (``games._read``), the live events feed (``audit.events_feed``) and the
+streams (``streams.py``).
+
+One :class:`Hub` per process holds one Redis pub/sub connection, pattern-
+subscribed to every game's ``g:{<id>}:changed`` channel (published by the
+projection worker inside the write it announces: ``projections/publish.py``).
+A request that waits registers on its game's *cell* and sleeps on the cell's
+condition; a message for the game raises the cell's version and wakes its
+waiters.  Nothing polls PostgreSQL or Redis per waiter: the only timer is a
+safety re-read of the watched games' versions, all in one pipelined round
+trip every ``SAFETY_SECONDS``, which also heals any message lost while the
+pub/sub connection was away (it is re-read in full on every reconnect too)
+and notices a read model that vanished (Redis flushed).
+
+Under gunicorn's gevent worker (``make run``, ``compose.yaml``) every thread
+and lock here is a greenlet and a cooperative lock, so a waiting request costs
+a socket and a little memory, not a worker thread; under a threaded server
+(the tests' werkzeug server) the same code runs on real threads.
+
+Many followers of one game want the same thing at the same moment: the
+board after the change they were woken for.  :meth:`Hub.fetch` lets the first
+of them read it and hands the same bytes to the rest (one Redis read and one
+serialisation per change and kind of viewer, not per follower).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import redis
+
+from projections import keys, publish
+
+log = logging.getLogger(__name__)
+
+#: Seconds between the safety re-reads of every watched game's version (one
+#: pipelined round trip per process, however many waiters).
+SAFETY_SECONDS = 2.0
+#: How long the listener waits for a message before looking at its timers.
+_TICK_SECONDS = 1.0
+#: Account events kept per follower while it is busy writing (oldest dropped).
+ACCOUNT_BACKLOG = 256
+
+T = TypeVar("T")
+
+_HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
+
+
+class _Cell:
+    """What the waiters of one game share."""
+
+    __slots__ = ("cond", "lines", "locks", "queues", "ticks", "version", "watchers")
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        #: Newest version heard of (published, re-read or fetched); 0: unknown.
+        self.version = 0
+        #: Bumped by every message, resync and shutdown: a waiter wakes on a change.
+        self.ticks = 0
+        self.watchers = 0
+        #: key -> (version, value): the last :meth:`Hub.fetch` result per key.
+        self.lines: dict[Any, tuple[int, Any]] = {}
+        self.locks: dict[Any, threading.Lock] = {}
+        #: Account cells: one queue of payloads per follower.
+        self.queues: list[deque[Any]] = []
+
+
+class Watch:
+    """A registration on one game's (or account's) cell; see :meth:`Hub.watch`."""
+
+    def __init__(self, hub: Hub, cell: _Cell) -> None:
+        self.hub = hub
+        self.cell = cell
+        self._seen = cell.ticks
+
+    @property
+    def version(self) -> int:
+        """The newest version of the game heard of (0 if none yet)."""
+        return self.cell.version
+
+    def wait(self, timeout: float) -> bool:
+        """Sleep until something happened on the cell since the last wait (or
+        since registering), the hub shuts down, or ``timeout`` seconds pass.
+        True if woken.  The caller re-reads what it waits for afterwards."""
+        cell = self.cell
+        with cell.cond:
+            woken = cell.cond.wait_for(lambda: cell.ticks != self._seen or self.hub.closing, max(0.0, timeout))
+            self._seen = cell.ticks
+        return bool(woken)
+
+
+class Hub:
+    """The per-process fan-out of the projection worker's announcements.
+
+    Built by ``create_app``; it connects on first use (nothing connects at
+    import), from the thread (greenlet) of the first waiter."""
+
+    def __init__(self, redis_url: str, safety_seconds: float = SAFETY_SECONDS) -> None:
+        self.redis_url = redis_url
+        self.safety_seconds = safety_seconds
+        #: Set by :meth:`shutdown`: every wait returns and streams end with a final line.
+        self.closing = False
+        #: True while the pub/sub connection is subscribed.
+        self.connected = False
+        self._games: dict[str, _Cell] = {}
+        self._accounts: dict[str, _Cell] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._redis: redis.Redis | None = None
+        #: Its connections' name in Redis (``CLIENT LIST``).
+        self.client_name = f"qd-hub-{os.getpid()}-{id(self):x}"
+        _HUBS.add(self)
+
+    # -- registering --------------------------------------------------------------
+    @contextlib.contextmanager
+    def watch(self, game_id: str) -> Iterator[Watch]:
+        """Register on ``game_id``'s cell for the duration of the block.
+        Register *before* reading what you wait for: a change after the read
+        then wakes the first :meth:`Watch.wait` at once."""
+        self._start()
+        cell = self._enter(self._games, game_id)
+        try:
+            yield Watch(self, cell)
+        finally:
+            self._leave(self._games, game_id, cell)
+
+    @contextlib.contextmanager
+    def follow_account(self, handle: str) -> Iterator[tuple[Watch, deque[Any]]]:
+        """Register for one account's events (``projections.publish.account_event``):
+        yields a :class:`Watch` and the queue the events arrive in, in order."""
+        self._start()
+        key = handle.lower()
+        cell = self._enter(self._accounts, key)
+        queue: deque[Any] = deque(maxlen=ACCOUNT_BACKLOG)
+        with cell.cond:
+            cell.queues.append(queue)
+        try:
+            yield Watch(self, cell), queue
+        finally:
+            with cell.cond:
+                cell.queues.remove(queue)
+            self._leave(self._accounts, key, cell)
+
+    def _enter(self, table: dict[str, _Cell], key: str) -> _Cell:
+        with self._lock:
+            cell = table.get(key)
+            if cell is None:
+                cell = table[key] = _Cell()
+            cell.watchers += 1
+            return cell
+
+    def _leave(self, table: dict[str, _Cell], key: str, cell: _Cell) -> None:
+        with self._lock:
+            cell.watchers -= 1
+            if cell.watchers == 0 and table.get(key) is cell:
+                del table[key]
+
+    def watched(self) -> int:
+        """How many games are watched in this process (for tests and metrics)."""
+        return len(self._games)
+
+    # -- shared reads -------------------------------------------------------------
+    def fetch(
+        self,
+        watch: Watch,
+        key: Any,
+        read: Callable[[], tuple[int, T] | None],
+        usable: Callable[[T], bool] | None = None,
+    ) -> tuple[int, T] | None:
+        """``read()`` -> ``(version, value)``, shared by every waiter of the
+        game that asks with the same ``key`` (e.g. the kind of viewer): while
+        the value kept for ``key`` is at least as new as the newest version
+        heard of (and ``usable(value)``, if given), it is handed out again
+        instead of being read.  Concurrent callers wait for the one that
+        reads.  ``None`` (nothing there yet) is not kept."""
+        cell = watch.cell
+        lock = cell.locks.get(key)
+        if lock is None:
+            lock = cell.locks.setdefault(key, threading.Lock())
+        with lock:
+            kept = cell.lines.get(key)
+            if kept is not None and kept[0] >= cell.version and (usable is None or usable(kept[1])):
+                return kept
+            got = read()
+            if got is not None:
+                cell.lines[key] = got
+                if got[0] > cell.version:
+                    cell.version = got[0]
+            return got
+
+    # -- shutting down ------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Graceful stop of this process: wake every waiter; streams end with a
+        line the client can resume from."""
+        self.closing = True
+        for cell in self._cells():
+            self._bump(cell)
+
+    # -- the listener -------------------------------------------------------------
+    def _start(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._thread = threading.Thread(target=self._run, name="qd-waiting-hub", daemon=True)
+            self._thread.start()
+
+    def _cells(self) -> list[_Cell]:
+        with self._lock:
+            return [*self._games.values(), *self._accounts.values()]
+
+    @staticmethod
+    def _bump(cell: _Cell, version: int | None = None, reset: bool = False) -> None:
+        with cell.cond:
+            if version is not None:
+                cell.version = version if reset else max(cell.version, version)
+            cell.ticks += 1
+            cell.cond.notify_all()
+
+    def _run(self) -> None:
+        pause = 0.1
+        while not self.closing:
+            pubsub = None
+            try:
+                # No socket timeout: the listener blocks on its socket by design
+                # (get_message's own timeout bounds each wait).
+                self._redis = redis.Redis.from_url(
+                    self.redis_url, socket_connect_timeout=2, socket_keepalive=True, client_name=self.client_name
+                )
+                pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+                pubsub.psubscribe(publish.GAME_PATTERN, publish.ACCOUNT_PATTERN)
+                self.connected = True
+                pause = 0.1
+                # Anything published while we were away was lost: re-read it all.
+                self._resync(reset=True)
+                next_check = time.monotonic() + self.safety_seconds
+                while not self.closing:
+                    message = pubsub.get_message(timeout=_TICK_SECONDS)
+                    if message is not None:
+                        self._deliver(message)
+                    if time.monotonic() >= next_check:
+                        pubsub.check_health()
+                        self._resync(reset=False)
+                        next_check = time.monotonic() + self.safety_seconds
+            except (redis.RedisError, OSError) as exc:
+                if self.connected:
+                    log.warning("waiting hub: Redis pub/sub lost (%s); reconnecting", type(exc).__name__)
+                self.connected = False
+                time.sleep(pause)
+                pause = min(pause * 2, 2.0)
+            except Exception:  # a bug must not silence every follower of the process
+                log.exception("waiting hub: listener failed; restarting it")
+                self.connected = False
+                time.sleep(1.0)
+            finally:
+                self.connected = False
+                if pubsub is not None:
+                    with contextlib.suppress(Exception):
+                        pubsub.close()
+                if self._redis is not None:
+                    with contextlib.suppress(Exception):
+                        self._redis.close()
+
+    def _deliver(self, message: dict[str, Any]) -> None:
+        channel = message["channel"]
+        channel = channel.decode() if isinstance(channel, bytes) else channel
+        game = publish.game_of(channel)
+        if game is not None:
+            cell = self._games.get(game)
+            if cell is not None:
+                try:
+                    version = int(message["data"])
+                except (TypeError, ValueError):
+                    version = None
+                self._bump(cell, version)
+            return
+        account = publish.account_of(channel)
+        cell = self._accounts.get(account) if account is not None else None
+        if cell is not None:
+            with cell.cond:
+                for queue in cell.queues:
+                    queue.append(message["data"])
+                cell.ticks += 1
+                cell.cond.notify_all()
+
+    def _resync(self, reset: bool) -> None:
+        """Re-read every watched game's version in one round trip; wake the
+        waiters of those that moved (all of them when ``reset``: after a
+        reconnect, when versions may even have gone back, Redis having
+        restarted empty)."""
+        assert self._redis is not None
+        with self._lock:
+            games = list(self._games.items())
+            accounts = list(self._accounts.values())
+        if games:
+            with self._redis.pipeline(transaction=False) as pipe:
+                for gid, _ in games:
+                    pipe.hget(keys.game(gid), "version")
+                versions = pipe.execute()
+            for (_, cell), raw in zip(games, versions, strict=True):
+                version = int(raw) if raw is not None else 0
+                if reset or version > cell.version:
+                    self._bump(cell, version, reset=reset)
+                elif raw is None and cell.version > 0:
+                    # The read model vanished (Redis flushed): its waiters ask
+                    # for a catch-up when they re-read.
+                    self._bump(cell, 0, reset=True)
+        if reset:
+            for cell in accounts:
+                self._bump(cell)
+
+
+def shutdown_all() -> None:
+    """Every hub of this process: the server is stopping (gunicorn's
+    ``post_worker_init`` hook watches for it: ``service/http/gunicorn_conf.py``)."""
+    for hub in list(_HUBS):
+        hub.shutdown()
+
+
+def wait_until(
+    hub: Hub,
+    game_id: str,
+    read: Callable[[], T],
+    done: Callable[[T], bool],
+    timeout: float,
+    on_wake: Callable[[T], None] | None = None,
+) -> T:
+    """``read()`` until ``done(value)`` or ``timeout`` seconds, sleeping on
+    ``game_id``'s announcements in between (never polling).  Returns the last
+    value read.  ``on_wake(value)`` runs after each re-read that is not done."""
+    deadline = time.monotonic() + timeout
+    with hub.watch(game_id) as watch:
+        value = read()
+        while not done(value) and not hub.closing:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            watch.wait(left)
+            value = read()
+            if on_wake is not None and not done(value):
+                on_wake(value)
+    return value
+
+
+class TimeLimitExceeded(Exception):
+    """Raised inside :func:`time_limit`'s block when its time is up."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Bound the blocking I/O of the block (reading a request body): under
+    gevent (``make run``, compose) a ``gevent.Timeout`` raising
+    :class:`TimeLimitExceeded`; elsewhere (a threaded test server) no limit,
+    since no such server is what we ship."""
+    try:
+        from gevent import Timeout, monkey
+    except ImportError:  # gevent not installed
+        yield
+        return
+    if not monkey.is_module_patched("socket"):
+        yield
+        return
+    with Timeout(seconds, TimeLimitExceeded):
+        yield
+
+
+#: Where ``create_app`` keeps the process's hub.
+EXTENSION = "quarterdeck.hub"
+
+
+def hub() -> Hub:
+    """This app's hub (inside a request)."""
+    from flask import current_app
+
+    return current_app.extensions[EXTENSION]

@@ -1,0 +1,135 @@
+"""Rated and casual games on the leaderboards, against real PostgreSQL, Redis
+and the worker's job (docs/API.md "Rated and casual games"): a rated game of
+two accounts found in the lobby moves the leaderboard; a casual game by the
+same names does not, and shows on the players' pages marked casual; the live
+leaderboards equal a rebuild; leaderboards of an older format are folded
+again by themselves."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from support import auth
+from support.accounts import register, unique
+
+from projections import leaderboards as lb
+from projections.runner import project_game
+from service.core.identity import ACCOUNT, Principal
+
+
+def play_to_the_end(app, gid: str, actors: dict[int, dict[str, Any]], seed: int) -> int:
+    """Random legal intents through the game service (no HTTP, no projection),
+    each seat acting as ``actors[seat]``: ``{"principal": ...}`` or ``{"token": ...}``."""
+    games = app.extensions["quarterdeck"].games
+    chooser = random.Random(seed)
+    posted = 0
+    while True:
+        loaded = games.load(gid)
+        with loaded.lock:
+            games.refresh(loaded)
+            if loaded.finished:
+                return posted
+            seat = chooser.choice(loaded.engine.to_act(loaded.state))
+            command = chooser.choice(loaded.engine.legal(loaded.state, seat))
+        actor = actors[seat]
+        games.submit(
+            gid, actor.get("token"), command.to_json(), None, None, f"{gid}-{posted}", principal=actor.get("principal")
+        )
+        posted += 1
+
+
+def leaderboard_keys(r) -> dict[bytes, Any]:
+    out: dict[bytes, Any] = {}
+    for key in sorted(r.scan_iter(match=lb.PREFIX + "*", count=1000)):
+        kind = r.type(key)
+        if kind == b"hash":
+            out[key] = sorted(r.hgetall(key).items())
+        elif kind == b"zset":
+            out[key] = r.zrange(key, 0, -1, withscores=True)
+        elif kind == b"list":
+            out[key] = r.lrange(key, 0, -1)
+        else:
+            out[key] = r.get(key)
+    return out
+
+
+def fold(ctx) -> None:
+    for _ in range(50):
+        lb.consume(ctx.redis, ctx.store)
+
+
+def test_only_the_rated_game_moves_the_leaderboard(app, client, ctx):
+    accounts = app.extensions["quarterdeck"].accounts
+    ann, ann_key = register(client)
+    bob, bob_key = register(client, unique("bob"))
+    # Ann opens a rated table; Bob finds it in the lobby and joins: the game starts.
+    table = client.post(
+        "/v1/tables", json={"game": "nauticus", "seats": 2, "rated": True}, headers=auth(ann_key)
+    ).get_json()
+    found = [t for t in client.get("/v1/tables?game=nauticus").get_json()["tables"] if t["id"] == table["id"]]
+    assert found and found[0]["players"] == [ann]
+    started = client.post(f"/v1/tables/{table['id']}/join", headers=auth(bob_key)).get_json()
+    gid = started["game_id"]
+    opening = ctx.store.read(gid, upto=1)[0].data
+    keys = {ann: ann_key, bob: bob_key}
+    actors = {
+        seat: {"principal": Principal(ACCOUNT, accounts.by_key(keys[handle]))}
+        for seat, handle in enumerate(opening["players"])
+    }
+    play_to_the_end(app, gid, actors, seed=1)
+
+    # A casual game by the very same names, played to the end as well.
+    casual = client.post("/v1/games", json={"game": "nauticus", "players": [ann, bob]}).get_json()
+    play_to_the_end(app, casual["id"], {s["seat"]: {"token": s["token"]} for s in casual["seats"]}, seed=2)
+    fold(ctx)
+
+    board = client.get("/v1/leaderboards/nauticus?limit=500").get_json()
+    mine = {e["player"]: e for e in board["entries"] if e["player"] in (ann, bob)}
+    assert set(mine) == {ann, bob}
+    assert all(e["games"] == 1 for e in mine.values()), mine
+    for handle in (ann, bob):
+        page = client.get(f"/v1/players/{handle}").get_json()
+        assert [r["games"] for r in page["ratings"]] == [1]
+        recent = {e["game_id"]: e for e in page["recent"]}
+        assert recent[gid]["rated"] is True and isinstance(recent[gid]["rating_after"], float)
+        assert recent[casual["id"]]["rated"] is False and recent[casual["id"]]["rating_after"] is None
+    project_game(ctx.redis, ctx.store, gid)
+    project_game(ctx.redis, ctx.store, casual["id"])
+    assert client.get(f"/v1/games/{gid}").get_json()["rated"] is True
+    assert client.get(f"/v1/games/{casual['id']}").get_json()["rated"] is False
+
+    # Live equals rebuild, byte for byte.
+    live = leaderboard_keys(ctx.redis)
+    lb.consume(ctx.redis, ctx.store, rebuild=True)
+    assert leaderboard_keys(ctx.redis) == live
+
+
+def test_casual_games_alone_move_no_rating(app, client, ctx):
+    names = [unique("p"), unique("q")]
+    created = client.post("/v1/games", json={"game": "nauticus", "players": names}).get_json()
+    before = client.get("/v1/leaderboards/nauticus?limit=500").get_json()
+    play_to_the_end(app, created["id"], {s["seat"]: {"token": s["token"]} for s in created["seats"]}, seed=3)
+    fold(ctx)
+    after = client.get("/v1/leaderboards/nauticus?limit=500").get_json()
+    assert after["finished_games"] == before["finished_games"]
+    assert not {e["player"] for e in after["entries"]} & set(names)
+    page = client.get(f"/v1/players/{names[0]}").get_json()
+    assert page["ratings"] == [] and [e["rated"] for e in page["recent"]] == [False]
+
+
+def test_leaderboards_of_an_older_format_are_folded_again(ctx):
+    """What happens on the first run after the upgrade that made casual games
+    casual: leaderboards folded when every game counted are dropped and
+    folded again, and then equal a rebuild."""
+    fold(ctx)
+    live = leaderboard_keys(ctx.redis)
+    stale = unique("old")
+    ctx.redis.hset(lb.stats_key("nauticus"), stale, json.dumps(lb.new_record()))
+    ctx.redis.zadd(lb.board_key("nauticus"), {stale: 0.0})
+    ctx.redis.delete(lb.FORMAT_KEY)  # written before formats existed
+    fold(ctx)
+    assert ctx.redis.hget(lb.stats_key("nauticus"), stale) is None
+    assert ctx.redis.get(lb.FORMAT_KEY) == lb.FORMAT.encode()
+    assert leaderboard_keys(ctx.redis) == live

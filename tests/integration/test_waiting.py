@@ -1,0 +1,214 @@
+"""The waiting hub (``service/http/waiting.py``) against a real Redis: woken by
+the projection's announcement, one shared read per change, nothing lost when
+its subscription drops, a vanished read model noticed, and a shutdown that
+wakes everyone.  Plus what a projection write announces (``projections/publish.py``)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import redis
+
+from projections import keys, publish
+from service.http.waiting import Hub, wait_until
+
+
+@pytest.fixture
+def r(settings):
+    client = redis.Redis.from_url(settings.redis_url)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def hub(settings):
+    h = Hub(settings.redis_url, safety_seconds=0.5)
+    yield h
+    h.shutdown()
+
+
+def _connected(h: Hub) -> None:
+    deadline = time.monotonic() + 5
+    while not h.connected and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert h.connected
+
+
+def test_a_waiter_is_woken_by_the_announcement_with_its_version(hub, r):
+    gid = str(uuid.uuid4())
+    with hub.watch(gid) as watch:
+        _connected(hub)
+        watch.wait(0.5)  # the connect's resync
+        threading.Timer(0.2, lambda: r.publish(publish.game_channel(gid), "7")).start()
+        started = time.monotonic()
+        while watch.version < 7 and time.monotonic() - started < 5:
+            watch.wait(5)
+        assert watch.version == 7
+        assert time.monotonic() - started < 2
+    assert hub.watched() == 0  # the cell goes with its last waiter
+
+
+def test_wait_until_reads_until_done_and_is_bounded(hub, r):
+    gid = str(uuid.uuid4())
+    key = keys.game(gid)
+    r.hset(key, "version", 1)
+
+    def later() -> None:
+        r.hset(key, "version", 3)
+        r.publish(publish.game_channel(gid), "3")
+
+    threading.Timer(0.3, later).start()
+    got = wait_until(hub, gid, lambda: int(r.hget(key, "version")), lambda v: v >= 3, timeout=5)
+    assert got == 3
+    started = time.monotonic()
+    assert wait_until(hub, gid, lambda: int(r.hget(key, "version")), lambda v: v >= 9, timeout=0.3) == 3
+    assert 0.25 < time.monotonic() - started < 2
+
+
+def test_followers_share_one_read_per_change(hub):
+    gid = str(uuid.uuid4())
+    reads = []
+
+    def read() -> tuple[int, str]:
+        reads.append(1)
+        time.sleep(0.05)
+        return 4, "the board at 4"
+
+    got: list = []
+    with hub.watch(gid) as watch:
+
+        def follower() -> None:
+            got.append(hub.fetch(watch, "public", read))
+
+        threads = [threading.Thread(target=follower) for _ in range(20)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(reads) == 1 and got == [(4, "the board at 4")] * 20
+        # A newer version heard of: the next fetch reads again, once.
+        hub._bump(watch.cell, 5)
+        hub.fetch(watch, "public", lambda: (5, "the board at 5"))
+        assert hub.fetch(watch, "public", read) == (5, "the board at 5")
+        assert len(reads) == 1
+
+
+def test_what_is_published_while_the_subscription_is_away_is_not_lost(hub, r, settings):
+    gid = str(uuid.uuid4())
+    key = keys.game(gid)
+    r.hset(key, "version", 2)
+    with hub.watch(gid) as watch:
+        _connected(hub)
+        watch.wait(0.5)
+        # Cut the hub's pub/sub connection; the change is written (and its
+        # announcement lost) before it reconnects.
+        ours = [c["id"] for c in r.client_list(_type="pubsub") if c.get("name") == hub.client_name]
+        assert ours
+        for client_id in ours:
+            r.client_kill_filter(_id=client_id)
+        r.hset(key, "version", 5)
+        r.publish(publish.game_channel(gid), "5")
+        deadline = time.monotonic() + 10
+        while watch.version < 5 and time.monotonic() < deadline:
+            watch.wait(1)
+        assert watch.version == 5
+
+
+def test_a_vanished_read_model_wakes_its_waiters(hub, r):
+    gid = str(uuid.uuid4())
+    key = keys.game(gid)
+    r.hset(key, "version", 8)
+    with hub.watch(gid) as watch:
+        _connected(hub)
+        deadline = time.monotonic() + 5
+        while watch.version < 8 and time.monotonic() < deadline:
+            watch.wait(1)
+        r.delete(key)  # Redis flushed, say
+        deadline = time.monotonic() + 5
+        while watch.version != 0 and time.monotonic() < deadline:
+            watch.wait(1)
+        assert watch.version == 0
+
+
+def test_shutdown_wakes_every_waiter(hub):
+    gid = str(uuid.uuid4())
+    woken = []
+    with hub.watch(gid) as watch:
+
+        def waiter() -> None:
+            started = time.monotonic()
+            watch.wait(30)
+            woken.append(time.monotonic() - started)
+
+        threads = [threading.Thread(target=waiter) for _ in range(5)]
+        for t in threads:
+            t.start()
+        time.sleep(0.2)
+        hub.shutdown()
+        for t in threads:
+            t.join(5)
+    assert len(woken) == 5 and max(woken) < 5
+    assert hub.closing
+
+
+def test_account_events_arrive_in_order(hub, r):
+    with hub.follow_account("Ann_X") as (watch, queue):
+        _connected(hub)
+        for i in range(3):
+            publish.account_event(r, "ann_x", {"type": "your_turn", "game_id": "g", "version": i})
+        deadline = time.monotonic() + 5
+        while len(queue) < 3 and time.monotonic() < deadline:
+            watch.wait(1)
+        assert [json.loads(m)["version"] for m in queue] == [0, 1, 2]
+
+
+class _Recorder:
+    """Stands in for a pipeline: records what would be published."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, object]] = []
+
+    def publish(self, channel: str, data: object) -> None:
+        self.sent.append((channel, json.loads(data) if isinstance(data, str) and data.startswith("{") else data))
+
+
+def _info(**extra: object) -> dict:
+    return {"id": "g1", "players": ["ann", "bob"], **extra}
+
+
+def _now(seconds_ago: float = 0) -> str:
+    return (datetime.now(UTC) - timedelta(seconds=seconds_ago)).isoformat().replace("+00:00", "Z")
+
+
+def test_a_write_announces_its_version_and_its_account_seats_news():
+    pipe = _Recorder()
+    fields = {"version": "3", "to_act": "[1]", "auth": "[]"}
+    publish.game_written(pipe, _info(accounts=[True, True], table="t1"), fields, False, _now())
+    assert pipe.sent == [
+        ("g:{g1}:changed", "3"),
+        ("a:{ann}:events", {"type": "table_started", "table_id": "t1", "game_id": "g1"}),
+        ("a:{bob}:events", {"type": "table_started", "table_id": "t1", "game_id": "g1"}),
+        ("a:{bob}:events", {"type": "your_turn", "game_id": "g1", "version": 3}),
+    ]
+    pipe = _Recorder()
+    publish.game_written(pipe, _info(accounts=[True, False]), {"version": "9", "to_act": "[]"}, True, _now())
+    assert pipe.sent == [
+        ("g:{g1}:changed", "9"),
+        ("a:{ann}:events", {"type": "game_finished", "game_id": "g1", "version": 9}),
+    ]
+
+
+def test_old_news_and_casual_seats_announce_the_version_only():
+    for info, newest in [
+        (_info(accounts=[True, True]), _now(3600)),
+        (_info(), _now()),
+        (_info(accounts=[False, False]), _now()),
+    ]:
+        pipe = _Recorder()
+        publish.game_written(pipe, info, {"version": "4", "to_act": "[0, 1]"}, False, newest)
+        assert pipe.sent == [("g:{g1}:changed", "4")]

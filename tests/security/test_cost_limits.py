@@ -1,0 +1,232 @@
+"""What one client can make the service spend is bounded (issue: "Cost limits"):
+
+* a game cannot grow without end: at its length cap (recorded in its
+  ``GameCreated``) it is aborted, unrated, in its stream, and its audit
+  re-decides the abort;
+* the events feed is paged (``limit``, with a maximum) and streamed from
+  PostgreSQL in batches, in memory that does not grow with the game;
+* a finished game's audit is computed once and kept; the operator re-checks
+  on demand;
+* expensive work (audits, time travel, exports) runs a bounded number at a
+  time per process: beyond, ``503 busy`` after a bounded wait.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+import tracemalloc
+import uuid
+
+import pytest
+from support import auth
+
+from projections import leaderboards as lb
+from projections.runner import project_game
+from service.audit import checks
+from service.core.commands import GameService, now_iso
+from service.core.pipeline import GAME_ABORTED, GAME_FINISHED, LENGTH_CAP, seal
+from service.core.records import NewEvent
+from service.games.base import clone_state
+from service.games.rng import Rng
+from service.http.app import create_app
+
+CAP = 80
+
+
+@pytest.fixture(scope="module")
+def capped(settings):
+    app = create_app(
+        settings.with_(max_game_events=CAP, feed_page_default=100, feed_page_max=3000, expensive_wait_seconds=0.3),
+        TESTING=True,
+    )
+    yield app
+    app.extensions["quarterdeck"].store.pool.close()
+
+
+def play_random(app, created: dict, seed: int, limit: int = 5000) -> int:
+    """Random legal intents through the game service until the game ends."""
+    games = app.extensions["quarterdeck"].games
+    tokens = {s["seat"]: s["token"] for s in created["seats"]}
+    chooser = random.Random(seed)
+    for n in range(limit):
+        loaded = games.load(created["id"])
+        with loaded.lock:
+            games.refresh(loaded)
+            if loaded.finished:
+                return n
+            seat = chooser.choice(loaded.engine.to_act(loaded.state))
+            command = chooser.choice(loaded.engine.legal(loaded.state, seat))
+        games.submit(created["id"], tokens[seat], command.to_json(), None, None, f"cost-{n}")
+    raise AssertionError("the game did not end")
+
+
+def grow(store, created: dict, events: int, seed: int = 0) -> int:
+    """Append random legal decisions to ``created`` until its stream holds at
+    least ``events`` events (decided as the platform decides them, appended
+    in one transaction: a long stream in a moment).  Returns the head."""
+    svc = GameService(store, lambda _gid: None, snapshot_every=10**6)
+    loaded = svc.load(created["id"])
+    engine = loaded.engine
+    with loaded.lock:
+        svc.refresh(loaded)
+        state, version, head, seed_bytes = clone_state(loaded.state), loaded.version, loaded.last_hash, loaded.seed
+    first, chooser, new = version, random.Random(seed), []
+    while version < events:
+        seat = chooser.choice(engine.to_act(state))
+        command = chooser.choice(engine.legal(state, seat))
+        decided = engine.decide(state, seat, command, Rng(seed_bytes, domain=version))
+        trial = clone_state(state)
+        for e in decided:
+            trial = engine.evolve(trial, e)
+        if engine.result(trial) is not None:
+            break  # never finish it here
+        meta = {"intent_id": str(uuid.uuid4()), "seat": seat, "received_at": now_iso(), "intent": command.to_json()}
+        new += [NewEvent(e.type, e.data, meta) for e in decided]
+        state, version = trial, version + len(decided)
+    store.append(created["id"], first, seal(seed_bytes, created["id"], first + 1, head, new))
+    return version
+
+
+def test_a_game_that_never_ends_is_aborted_unrated_at_its_length_cap(capped, ctx, settings):
+    svc = capped.extensions["quarterdeck"].games
+    players = [f"p{uuid.uuid4().hex[:6]}", f"q{uuid.uuid4().hex[:6]}"]
+    # Rated, so the test shows the abort keeps it off the leaderboards.
+    created = svc.create_game("nautilus-industries", players, {}, rated=True)
+    gid = created["id"]
+    opening = ctx.store.read(gid, upto=1)[0].data
+    assert opening["max_events"] == CAP
+    play_random(capped, created, seed=3)
+    events = ctx.store.read(gid)
+    assert [e.type for e in events[-2:]] == [GAME_ABORTED, GAME_FINISHED]
+    assert events[-2].data == {"reason": LENGTH_CAP, "by": "platform"}
+    assert events[-1].data["result"]["reason"] == "aborted"
+    # It stopped at the cap: the decision that reached it, then the abort.
+    before_abort = events[-3].seq
+    assert CAP <= before_abort < CAP + 20 and events[-1].seq == before_abort + 2
+    # The intent's batch holds the abort (one intent id), so re-deciding reproduces it.
+    assert events[-1].meta["intent_id"] == events[-3].meta["intent_id"]
+    report = checks.audit_game(ctx.store, ctx.redis, gid, projection=False)
+    assert report.ok, report.render()
+    # A later intent is refused; the game is over.
+    resp = capped.test_client().post(
+        f"/v1/games/{gid}/intents",
+        json={"intent": events[-3].meta["intent"]},
+        headers=auth(created["seats"][events[-3].meta["seat"]]["token"]),
+    )
+    assert resp.status_code == 422 and resp.get_json()["error"]["code"] == "game_finished"
+    # Unrated: the leaderboards pass it over.
+    for _ in range(20):
+        lb.consume(ctx.redis, ctx.store)
+    board = capped.test_client().get("/v1/leaderboards/nautilus-industries?limit=500").get_json()
+    assert not {e["player"] for e in board["entries"]} & set(players)
+
+
+def test_the_cap_is_the_one_the_game_was_created_with(capped, app, ctx):
+    """A game keeps the cap of its creation when the setting changes."""
+    created = capped.extensions["quarterdeck"].games.create_game("nautilus-industries", ["a", "b"], {})
+    play_random(app, created, seed=4)  # served by an app whose cap is the default
+    assert ctx.store.read(created["id"])[-2].type == GAME_ABORTED
+    assert ctx.store.version(created["id"]) < CAP + 20
+
+
+def test_the_feed_is_paged_and_streamed_in_bounded_memory(capped, ctx, settings):
+    svc = GameService(ctx.store, lambda _gid: None)
+    created = svc.create_game("nautilus-industries", ["a", "b"], {})
+    head = grow(ctx.store, created, 2500)
+    gid = created["id"]
+    c = capped.test_client()
+    # The default page, and the next one from X-Next-After.
+    first = c.get(f"/v1/games/{gid}/events", headers=auth(settings.admin_token))
+    lines = [json.loads(x) for x in first.get_data(as_text=True).splitlines()]
+    assert [x["seq"] for x in lines] == list(range(1, 101))
+    assert first.headers["X-Next-After"] == "100"
+    second = c.get(f"/v1/games/{gid}/events?after=100&limit=50").get_data(as_text=True).splitlines()
+    assert [json.loads(x)["seq"] for x in second] == list(range(101, 151))
+    # A larger limit is cut to the maximum.
+    big = c.get(f"/v1/games/{gid}/events?limit=1000000", headers=auth(settings.admin_token))
+    assert big.headers.get("X-Next-After") is None if head <= 3000 else big.headers["X-Next-After"] == "3000"
+    total = len(big.get_data())
+    assert big.get_data(as_text=True).count("\n") == min(head, 3000)
+    # Streamed: the memory a page takes does not grow with the page.
+    peaks = {n: streamed_peak(c, gid, n, settings.admin_token) for n in (500, 3000)}
+    print(f"feed pages: peak traced memory {peaks} (bytes)")
+    assert peaks[3000][0] == total
+    assert peaks[3000][1] < 1.5 * peaks[500][1], peaks
+
+
+def streamed_peak(c, gid: str, limit: int, token: str) -> tuple[int, int]:
+    """(bytes of the page, peak Python memory while the app produced it)."""
+    resp = c.get(f"/v1/games/{gid}/events?limit={limit}", headers=auth(token), buffered=False)
+    assert resp.is_streamed
+    tracemalloc.start()
+    try:
+        size = sum(len(chunk) for chunk in resp.response)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        resp.close()
+    return size, peak
+
+
+def test_a_finished_games_audit_is_computed_once_and_kept(capped, ctx, settings):
+    svc = capped.extensions["quarterdeck"].games
+    created = svc.create_game("nauticus", ["a", "b"], {})
+    play_random(capped, created, seed=5)
+    gid = created["id"]
+    project_game(ctx.redis, ctx.store, gid)
+    c = capped.test_client()
+    first = c.get(f"/v1/games/{gid}/audit").get_json()
+    assert first["ok"] and "kept" not in first
+    again = c.get(f"/v1/games/{gid}/audit").get_json()
+    assert again["kept"] is True and again["checks"] == first["checks"]
+    kept_at = again["computed_at"]
+    assert c.get(f"/v1/games/{gid}/audit").get_json()["computed_at"] == kept_at
+    # Only the operator (or the game's organiser) may ask for a fresh one.
+    assert c.get(f"/v1/games/{gid}/audit?recheck=true").status_code == 401
+    assert c.get(f"/v1/games/{gid}/audit?recheck=true", headers=auth("x" * 43)).status_code == 403
+    fresh = c.get(f"/v1/games/{gid}/audit?recheck=true", headers=auth(settings.admin_token)).get_json()
+    assert fresh["ok"] and "kept" not in fresh
+    later = c.get(f"/v1/games/{gid}/audit").get_json()
+    assert later["kept"] is True and later["computed_at"] > kept_at
+    # Many at once: one computation, the others answer the kept report.
+    with ctx.store.pool.connection() as conn:
+        conn.execute("DELETE FROM game_audits WHERE game_id = %s", (gid,))
+    answers: list[dict] = []
+
+    def ask() -> None:
+        answers.append(capped.test_client().get(f"/v1/games/{gid}/audit").get_json())
+
+    threads = [threading.Thread(target=ask) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(answers) == 6 and all(a["ok"] for a in answers)
+    assert sum(1 for a in answers if not a.get("kept")) == 1
+
+
+def test_expensive_work_is_bounded_per_process(capped, ctx):
+    svc = capped.extensions["quarterdeck"].games
+    created = svc.create_game("nauticus", ["a", "b"], {})
+    play_random(capped, created, seed=6)
+    gate = capped.extensions["quarterdeck_limits"]
+    c = capped.test_client()
+    taken = [gate.acquire(timeout=1) for _ in range(capped_concurrency(capped))]
+    try:
+        started = time.monotonic()
+        busy = c.get(f"/v1/games/{created['id']}/state")
+        assert busy.status_code == 503 and busy.get_json()["error"]["code"] == "busy"
+        assert time.monotonic() - started < 5
+        assert c.get(f"/v1/games/{created['id']}/export").status_code == 503
+    finally:
+        for ok in taken:
+            if ok:
+                gate.release()
+    assert c.get(f"/v1/games/{created['id']}/state").status_code == 200
+
+
+def capped_concurrency(app) -> int:
+    return app.extensions["quarterdeck"].settings.expensive_concurrency
