@@ -295,17 +295,15 @@ def redecide(game_id: str, events: Sequence[StoredEvent], seed: bytes | None, se
                 # clock is never trusted, it is computed again (service/core/clocks.py).
                 spec = created.get("clock")
                 clock = clocks.Clock(spec, len(created["players"]), expected[-1].meta.get("clock"))
+                at = pipeline.Head(
+                    game_id, seed, len(expected), expected[-1].hash, meta, clock if clocks.runs(spec) else None
+                )
                 decision = pipeline.act(
                     engine,
                     state,
                     seat,
                     command,
-                    seed=seed,
-                    game_id=game_id,
-                    version=len(expected),
-                    head_hash=expected[-1].hash,
-                    meta=meta,
-                    clock=clock if clocks.runs(spec) else None,
+                    at,
                     # The length cap the game was created with (pipeline.cap_length).
                     max_events=created.get("max_events"),
                 )

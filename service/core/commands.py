@@ -374,12 +374,7 @@ class GameService:
                 state,
                 seat,
                 command,
-                seed=loaded.seed,
-                game_id=game_id,
-                version=version,
-                head_hash=loaded.last_hash,
-                meta=meta,
-                clock=self.clock(loaded),
+                pipeline.Head(game_id, loaded.seed, version, loaded.last_hash, meta, self.clock(loaded)),
                 max_events=self.max_events(loaded),
             )
         except RuleViolation as rv:
@@ -428,12 +423,7 @@ class GameService:
             state,
             seat,
             command,
-            seed=loaded.seed,
-            game_id=loaded.record.game_id,
-            version=version,
-            head_hash=loaded.last_hash,
-            meta=meta,
-            clock=self.clock(loaded),
+            pipeline.Head(loaded.record.game_id, loaded.seed, version, loaded.last_hash, meta, self.clock(loaded)),
             max_events=self.max_events(loaded),
         )
         sealed = decision.events

@@ -29,7 +29,7 @@ seed (``docs/RNG.md``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from service.core import canonical, clocks
@@ -157,46 +157,47 @@ class Decision:
     result: dict[str, Any] | None
 
 
-def decide(
-    engine: Engine,
-    state: State,
-    seat: int,
-    command: Command,
-    *,
-    seed: bytes,
-    game_id: str,
-    version: int,
-    head_hash: str,
-    meta: dict[str, Any],
-    clock: clocks.Clock | None = None,
-) -> Decision:
-    """Decide ``command`` of ``seat`` at stream ``version`` (whose last event
-    hashes to ``head_hash``) and seal what it causes.
+@dataclass(frozen=True)
+class Head:
+    """Where a decision is made: the game (``game_id``, ``seed``), the stream's
+    head (``version`` events, the last of which hashes to ``hash``), the
+    intent's ``meta`` (``received_at`` is the decision's time) and the game's
+    ``clock`` as the last event recorded it (``None``: no clock)."""
+
+    game_id: str
+    seed: bytes
+    version: int
+    hash: str
+    meta: dict[str, Any]
+    clock: clocks.Clock | None = None
+
+    def after(self, events: Sequence[StoredEvent]) -> Head:
+        """The head once ``events`` (sealed on this one) are appended."""
+        return replace(self, version=self.version + len(events), hash=events[-1].hash)
+
+
+def decide(engine: Engine, state: State, seat: int, command: Command, at: Head) -> Decision:
+    """Decide ``command`` of ``seat`` at the stream's head ``at`` and seal what
+    it causes.
 
     ``state`` is evolved IN PLACE (a copy per intent cost more than the rest
     of the decision); a caller that may not keep it (the append then fails)
     must drop it.  Raises the engine's ``RuleViolation`` before touching it,
-    and ``clock_expired`` for an intent after its seat's deadline (``clock``:
-    the game's clock as the last event recorded it)."""
-    _may_act(state, seat, meta, clock)
-    events = engine.decide(state, seat, command, Rng(seed, domain=version))
+    and ``clock_expired`` for an intent after its seat's deadline."""
+    _may_act(state, seat, at)
+    events = engine.decide(state, seat, command, Rng(at.seed, domain=at.version))
     evolve = engine.evolve
     for e in events:
         state = evolve(state, e)
     batch = [(e.type, e.data) for e in events]
-    return _close(engine, state, batch, seed, game_id, version, head_hash, meta, clock, seat)
+    return _close(engine, state, batch, at, seat)
 
 
 def _close(
     engine: Engine,
     state: State,
     events: list[tuple[str, dict[str, Any]]],
-    seed: bytes,
-    game_id: str,
-    version: int,
-    head_hash: str,
-    meta: dict[str, Any],
-    clock: clocks.Clock | None,
+    at: Head,
     mover: int | None,
     timed_out: int | None = None,
     result: dict[str, Any] | None = None,
@@ -205,7 +206,8 @@ def _close(
     ``GameFinished`` if the game ends (``result``, else :func:`final_result`)."""
     if result is None:
         result = final_result(engine, state)
-    meta = {k: v for k, v in meta.items() if k != "clock"}
+    meta = {k: v for k, v in at.meta.items() if k != "clock"}
+    clock = at.clock
     if clock is not None and clocks.runs(clock.spec):
         before = clock.state or clocks.start(clock.spec, clock.players, meta["received_at"], [])
         to_act = [] if result is not None else engine.to_act(state)
@@ -213,24 +215,25 @@ def _close(
             clock.spec, before, at=meta["received_at"], mover=mover, to_act=to_act, timed_out=timed_out
         )
     new = [NewEvent(t, d, meta) for t, d in events]
-    sealed = seal(seed, game_id, version + 1, head_hash, new)
+    sealed = seal(at.seed, at.game_id, at.version + 1, at.hash, new)
     if result is not None:
-        head = sealed[-1].hash if sealed else head_hash
-        closing = NewEvent(GAME_FINISHED, finished_data(result, seed, head), meta)
-        sealed += seal(seed, game_id, version + 1 + len(sealed), head, [closing])
+        head = sealed[-1].hash if sealed else at.hash
+        closing = NewEvent(GAME_FINISHED, finished_data(result, at.seed, head), meta)
+        sealed += seal(at.seed, at.game_id, at.version + 1 + len(sealed), head, [closing])
     return Decision(sealed, state, result)
 
 
-def _may_act(state: State, seat: int | None, meta: dict[str, Any], clock: clocks.Clock | None) -> None:
+def _may_act(state: State, seat: int | None, at: Head) -> None:
     """A seat that has left the game, or whose time has run out, may do nothing more."""
     if seat is None:
         return
+    clock = at.clock
     deadline = clocks.deadline_of(clock.state if clock else None, seat)
     if seat in forfeited(state):
         if clock is not None and clock.state is not None and seat in clock.state.get("timed_out", []):
             raise RuleViolation("clock_expired", f"Seat {seat}'s time ran out; it has left the game.")
         raise seat_forfeited(seat)
-    if clock is not None and clocks.expired(clock.state, seat, meta["received_at"]):
+    if clock is not None and clocks.expired(clock.state, seat, at.meta["received_at"]):
         message = f"Seat {seat}'s time ran out at {deadline}; it may not act any more."
         raise RuleViolation("clock_expired", message, {"deadline": deadline})
 
@@ -336,35 +339,28 @@ def forfeit(
     engine: Engine,
     state: State,
     seat: int,
+    at: Head,
     *,
     timed_out: bool,
-    seed: bytes,
-    game_id: str,
-    version: int,
-    head_hash: str,
-    meta: dict[str, Any],
-    clock: clocks.Clock | None = None,
 ) -> Decision:
     """``seat`` leaves the game: it resigned, or (``timed_out``) its deadline is
     ``meta["received_at"]``.  The engine's ``forfeit`` says what becomes of its components and
     turns; the game ends when fewer than two seats remain.  A timeout that is not due (the seat
     is not to act, or its deadline is another time) is refused ``timeout_not_due``."""
-    at = meta["received_at"]
+    when = at.meta["received_at"]
     if timed_out:
-        if clocks.deadline_of(clock.state if clock else None, seat) != at or seat in forfeited(state):
-            raise RuleViolation("timeout_not_due", f"Seat {seat}'s time does not run out at {at}.")
-        first = (SEAT_TIMED_OUT, {"seat": seat, "deadline": at})
+        if clocks.deadline_of(at.clock.state if at.clock else None, seat) != when or seat in forfeited(state):
+            raise RuleViolation("timeout_not_due", f"Seat {seat}'s time does not run out at {when}.")
+        first = (SEAT_TIMED_OUT, {"seat": seat, "deadline": when})
     else:
-        _may_act(state, seat, meta, clock)
+        _may_act(state, seat, at)
         first = (SEAT_RESIGNED, {"seat": seat})
-    events = engine.forfeit(state, seat, Rng(seed, domain=version))
+    events = engine.forfeit(state, seat, Rng(at.seed, domain=at.version))
     evolve = engine.evolve
     for e in events:
         state = evolve(state, e)
     batch = [first, *((e.type, e.data) for e in events)]
-    return _close(
-        engine, state, batch, seed, game_id, version, head_hash, meta, clock, None, seat if timed_out else None
-    )
+    return _close(engine, state, batch, at, None, seat if timed_out else None)
 
 
 def abort(
@@ -372,13 +368,7 @@ def abort(
     state: State,
     reason: str,
     by: str,
-    *,
-    seed: bytes,
-    game_id: str,
-    version: int,
-    head_hash: str,
-    meta: dict[str, Any],
-    clock: clocks.Clock | None = None,
+    at: Head,
 ) -> Decision:
     """End the game unrated: ``GameAborted`` (``reason``, ``by``) and ``GameFinished`` with
     ``"reason": "aborted"`` and no ranking (leaderboards pass it over)."""
@@ -392,7 +382,7 @@ def abort(
         "tiebreak": None,
     }
     batch = [(GAME_ABORTED, {"reason": reason, "by": by})]
-    return _close(engine, state, batch, seed, game_id, version, head_hash, meta, clock, None, result=result)
+    return _close(engine, state, batch, at, None, result=result)
 
 
 def act(
@@ -400,13 +390,8 @@ def act(
     state: State,
     seat: int | None,
     command: Command,
+    at: Head,
     *,
-    seed: bytes,
-    game_id: str,
-    version: int,
-    head_hash: str,
-    meta: dict[str, Any],
-    clock: clocks.Clock | None = None,
     max_events: int | None = None,
 ) -> Decision:
     """:func:`decide`, :func:`forfeit` or :func:`abort`, as ``command`` says: the one entry
@@ -415,16 +400,15 @@ def act(
     ``max_events``: the game's length cap (its ``GameCreated`` term ``max_events``): a
     decision that brings the stream to it without ending the game is followed, in the same
     batch, by an abort (:func:`cap_length`)."""
-    kw = {"seed": seed, "game_id": game_id, "version": version, "head_hash": head_hash, "meta": meta, "clock": clock}
     if isinstance(command, Abort):
-        return abort(engine, state, command.reason, command.by, **kw)
+        return abort(engine, state, command.reason, command.by, at)
     if seat is None:
         raise RuleViolation("invalid_intent", "Only an abort has no seat.")
     if isinstance(command, Resign | TimeOut):
-        decision = forfeit(engine, state, seat, timed_out=isinstance(command, TimeOut), **kw)
+        decision = forfeit(engine, state, seat, at, timed_out=isinstance(command, TimeOut))
     else:
-        decision = decide(engine, state, seat, command, **kw)
-    return cap_length(engine, decision, max_events, seed=seed, game_id=game_id, version=version, meta=meta)
+        decision = decide(engine, state, seat, command, at)
+    return cap_length(engine, decision, max_events, at)
 
 
 #: ``GameAborted.data.reason`` when a game reaches its length cap.
@@ -435,11 +419,7 @@ def cap_length(
     engine: Engine,
     decision: Decision,
     max_events: int | None,
-    *,
-    seed: bytes,
-    game_id: str,
-    version: int,
-    meta: dict[str, Any],
+    at: Head,
 ) -> Decision:
     """A game may not grow without bound (a Nautilus Industries game can go on for ever if
     nobody moves the stock): once a decision brings its stream to ``max_events`` events
@@ -447,18 +427,8 @@ def cap_length(
     that decision (:func:`abort`, ``reason`` :data:`LENGTH_CAP`)."""
     if not max_events or decision.result is not None:
         return decision
-    head = version + len(decision.events)
-    if head < max_events or not decision.events:
+    if at.version + len(decision.events) < max_events or not decision.events:
         return decision
-    ended = abort(
-        engine,
-        decision.state,
-        LENGTH_CAP,
-        "platform",
-        seed=seed,
-        game_id=game_id,
-        version=head,
-        head_hash=decision.events[-1].hash,
-        meta=meta,
-    )
+    # The abort follows the decision in its batch, at its time, with no clock to move.
+    ended = abort(engine, decision.state, LENGTH_CAP, "platform", replace(at.after(decision.events), clock=None))
     return Decision(decision.events + ended.events, ended.state, ended.result)

@@ -102,12 +102,7 @@ class Race:
             state,
             seat,
             command,
-            seed=SEED,
-            game_id=GID,
-            version=version,
-            head_hash=self.events[-1].hash,
-            meta=meta,
-            clock=clocks.Clock(self.spec, self.players, clock),
+            pipeline.Head(GID, SEED, version, self.events[-1].hash, meta, clocks.Clock(self.spec, self.players, clock)),
         )
         self.events += decision.events
         self.state = decision.state

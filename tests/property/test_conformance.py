@@ -521,12 +521,7 @@ def _forfeit_playout(name: str, n: int, options: dict[str, Any], index: int) -> 
             state,
             seat,
             command,
-            seed=seed,
-            game_id=FORFEIT_GAME,
-            version=len(events),
-            head_hash=events[-1].hash,
-            meta=m,
-            clock=clock,
+            pipeline.Head(FORFEIT_GAME, seed, len(events), events[-1].hash, m, clock),
         )
         state, result = decision.state, decision.result
         events.extend(decision.events)

@@ -212,12 +212,7 @@ class Game:
             self.state,
             seat,
             command,
-            seed=SEED,
-            game_id=GID,
-            version=len(self.events),
-            head_hash=self.events[-1].hash,
-            meta=m,
-            clock=self.clock,
+            pipeline.Head(GID, SEED, len(self.events), self.events[-1].hash, m, self.clock),
         )
         self.state = decision.state
         self.events += decision.events
