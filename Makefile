@@ -38,7 +38,7 @@ script = if [ ! -f scripts/$(1).py ]; then echo "error: scripts/$(1).py does not
   $(LOAD_ENV); $(PY) scripts/$(1).py $(ARGS)
 
 .PHONY: help install run test test-fast test-layer migrate worker rebuild catch-up audit replay export verify lint fmt \
-        bench demo soak up down clean browser screenshots
+        bench demo tournament-demo soak up down clean browser screenshots
 
 help: ## list the targets
 	@echo "Quarterdeck — make targets (services: env DATABASE_URL/REDIS_URL, else a running 'make run')"
@@ -106,15 +106,17 @@ rebuild: install ## rebuild read models from the events (all games, or GAME=<id>
 catch-up: install ## project every game whose read model lags its stream
 	@$(LOAD_ENV); $(PY) -m service catch-up
 
-audit: install ## audit a game: GAME=<id>
-	@$(call require,GAME,game id); $(LOAD_ENV); $(PY) -m service audit "$(GAME)"
+audit: install ## audit a game: GAME=<id>, or a tournament: TOURNAMENT=<id>
+	@if [ -n "$(TOURNAMENT)" ]; then $(LOAD_ENV); $(PY) -m service tournament-audit "$(TOURNAMENT)"; \
+	else $(call require,GAME,game id); $(LOAD_ENV); $(PY) -m service audit "$(GAME)"; fi
 
 replay: install ## state of a game after N events: GAME=<id> VERSION=<n>
 	@$(call require,GAME,game id); $(call require,VERSION,event count); \
 	$(LOAD_ENV); $(PY) -m service replay "$(GAME)" "$(VERSION)" $(if $(SEAT),--seat "$(SEAT)")
 
-export: install ## export a game's bundle (events, seed reveal, rules version): GAME=<id> [OUT=path]
-	@$(call require,GAME,game id); $(LOAD_ENV); $(PY) -m service export "$(GAME)" $(if $(OUT),--out "$(OUT)")
+export: install ## export a game's bundle (GAME=<id>) or a tournament's (TOURNAMENT=<id>) [OUT=path]
+	@if [ -n "$(TOURNAMENT)" ]; then $(LOAD_ENV); $(PY) -m service tournament-export "$(TOURNAMENT)" $(if $(OUT),--out "$(OUT)"); \
+	else $(call require,GAME,game id); $(LOAD_ENV); $(PY) -m service export "$(GAME)" $(if $(OUT),--out "$(OUT)"); fi
 
 verify: install ## check an exported bundle offline: BUNDLE=<path> (needs no server)
 	@$(call require,BUNDLE,bundle file); $(PY) -m service verify "$(BUNDLE)"
@@ -130,8 +132,11 @@ fmt: install ## ruff format + ruff check --fix
 bench: install ## benchmark (scripts/bench.py; ARGS=... passes options)
 	@$(call script,bench)
 
-demo: install ## play a demo game against the API (scripts/demo.py)
-	@$(call script,demo)
+demo: install ## play a demo game against the API (scripts/demo.py; ARGS=--tournament: the tournament demo)
+	@if [ "$(ARGS)" = "--tournament" ]; then $(MAKE) tournament-demo ARGS=; else $(call script,demo); fi
+
+tournament-demo: install ## a 12-player, 3-round Swiss of bots against a running 'make run' (scripts/tournament_demo.py)
+	@$(call script,tournament_demo)
 
 soak: install ## soak test (scripts/soak.py; SOAK_GAMES=<n>)
 	@$(call script,soak)

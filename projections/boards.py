@@ -53,8 +53,9 @@ def info_of(game_id: str, created: dict[str, Any], received_at: str | None) -> d
     return info
 
 
-#: The terms of ``GameCreated`` a reader needs to tell who is calling.
-ACCESS_TERMS = ("rated", "accounts", "created_by", "table")
+#: The terms of ``GameCreated`` a reader needs to tell who is calling (and, for
+#: ``table`` and ``tournament``, what to tell its players when it starts).
+ACCESS_TERMS = ("rated", "accounts", "created_by", "table", "tournament")
 
 
 def _ms(iso: str) -> int:

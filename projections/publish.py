@@ -9,7 +9,8 @@ rather than polling (docs/API.md "Streams and waits").
 * An account's events (``PUBLISH a:{<handle>}:events <json>``, one line of
   the account stream each), from the same write, for the seats of the game
   that are accounts: ``table_started`` (the first write of a game opened by a
-  table), ``your_turn`` (each write after which the seat is to act) and
+  table, or by a tournament's round: then with ``tournament_id``, ``round``
+  and ``table``), ``your_turn`` (each write after which the seat is to act) and
   ``game_finished``.  Only for news: a write whose newest event is older
   than ``FRESH_SECONDS`` (a rebuild, or catching up after an outage) announces
   the game's version but tells no account anything.
@@ -81,6 +82,18 @@ def game_written(
     if "auth" in fields and info.get("table"):
         for seat in seats:
             account_event(pipe, players[seat], {"type": "table_started", "table_id": info["table"], "game_id": gid})
+    elif "auth" in fields and isinstance(info.get("tournament"), dict):
+        # A tournament's table (service/core/tournament_rounds.py): which tournament, round and table.
+        where = info["tournament"]
+        started = {
+            "type": "table_started",
+            "tournament_id": where.get("id"),
+            "round": where.get("round"),
+            "table": where.get("table"),
+            "game_id": gid,
+        }
+        for seat in seats:
+            account_event(pipe, players[seat], started)
     if finished_now:
         for seat in seats:
             account_event(pipe, players[seat], {"type": "game_finished", "game_id": gid, "version": version})

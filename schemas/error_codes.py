@@ -36,6 +36,7 @@ CODES: dict[int, dict[str, str]] = {
         "game_type_not_found": "No game type called ….",
         "not_found": "No such path (or an id that is not a UUID).",
         "player_not_found": "No such player.",
+        "round_not_found": "Round … has not been paired.",
         "round_table_not_found": "Round … has no table ….",
         "table_not_found": "No such table.",
         "tournament_not_found": "No such tournament.",

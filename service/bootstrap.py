@@ -20,15 +20,18 @@ from psycopg_pool import ConnectionPool
 from rq import Queue
 
 from projections import leaderboards
+from projections import tournaments as tournament_standings
 from projections.runner import GlobalConsumer
 from service.config import Settings
 from service.core.eventstore import EventStore, check_if_idle
+from service.core.tournament_store import TournamentStore
 from service.games import registry
-from workers.nudge import Nudge
+from workers.nudge import Nudge, TournamentNudge
 
 #: The projections that read the global feed, in the order a sweep and a
-#: rebuild run them (after the per-game boards, which they may read).
-GLOBAL_PROJECTIONS: tuple[GlobalConsumer, ...] = (leaderboards.consume,)
+#: rebuild run them (after the per-game boards, which they may read).  The
+#: tournaments' standings read their own streams' feed (migration 0007).
+GLOBAL_PROJECTIONS: tuple[GlobalConsumer, ...] = (leaderboards.consume, tournament_standings.consume)
 
 
 @dataclass
@@ -40,6 +43,9 @@ class Components:
     redis: redis.Redis
     queue: Queue
     nudge: Nudge
+    #: Tournament streams (migration 0007) and the jobs a tournament's commit enqueues.
+    tournament_store: TournamentStore
+    tournament_nudge: TournamentNudge
     global_projections: tuple[GlobalConsumer, ...] = GLOBAL_PROJECTIONS
 
     def close(self) -> None:
@@ -86,4 +92,6 @@ def bootstrap(settings: Settings | None = None) -> Components:
         redis=r,
         queue=queue,
         nudge=Nudge(r, queue, settings.projection_shards),
+        tournament_store=TournamentStore(pool, settings.pool_timeout),
+        tournament_nudge=TournamentNudge(queue),
     )

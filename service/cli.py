@@ -6,6 +6,7 @@ become one line on stderr and exit code 2, never a traceback; a failed audit
 or verification exits 1.
 
     migrate | rebuild [--game ID] | catch-up | audit ID | replay ID N | export ID | verify BUNDLE
+    tournament-audit ID | tournament-export ID
 """
 
 from __future__ import annotations
@@ -206,6 +207,49 @@ def _export(ns: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _tournament_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("tournament", type=_uuid)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--out", default=None, help="export: the file to write (default exports/tournament-<id>.json)")
+
+
+def _tournament_audit(ns: argparse.Namespace, settings: Settings) -> int:
+    from service.audit.tournament_audit import audit_tournament
+
+    ctx = _components(settings)
+    try:
+        # The operator's audit: with the kept seed, so a running tournament's pairings are re-made too.
+        report = audit_tournament(ctx.tournament_store, ctx.store, ns.tournament, with_seed=True)
+    finally:
+        ctx.close()
+    if ns.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"Tournament {ns.tournament}")
+        for name, check in report["checks"].items():
+            mark = {True: "ok  ", False: "FAIL", None: "SKIP"}[check["ok"]]
+            counted = ", ".join(f"{k} {v}" for k, v in check.items() if isinstance(v, int) and not isinstance(v, bool))
+            print(f"  [{mark}] {name:<10} {counted or check.get('detail', '')}")
+            for problem in check.get("problems") or []:
+                print(f"         {json.dumps(problem)[:200]}")
+        print("OK" if report["ok"] else "FAILED")
+    return 0 if report["ok"] else 1
+
+
+def _tournament_export(ns: argparse.Namespace, settings: Settings) -> int:
+    from service.audit import tournament_bundle
+
+    ctx = _components(settings)
+    try:
+        b = tournament_bundle.build(ctx.tournament_store, ctx.store, ns.tournament)
+    finally:
+        ctx.close()
+    path = tournament_bundle.write(ns.out or f"exports/tournament-{ns.tournament}.json", b)
+    print(f"wrote {path}: {len(b['events'])} events, {len(b['games'])} games, status {b['status']}")
+    print(f"  verify offline with: python -m service verify {path}")
+    return 0
+
+
 def _verify_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("bundle")
     p.add_argument("--json", action="store_true")
@@ -217,9 +261,10 @@ def _verify(ns: argparse.Namespace, settings: Settings) -> int:
     # ours; here it is lent our engines for its re-decide step.
     from service.audit import verify
     from service.audit.checks import redecide_dicts
+    from service.audit.tournament_audit import repair_dicts
 
     args = [ns.bundle, *(["--json"] if ns.json else []), *(["--no-redecide"] if ns.no_redecide else [])]
-    return verify.main(args, redecide=redecide_dicts)
+    return verify.main(args, redecide=redecide_dicts, repair=repair_dicts)
 
 
 def _none(p: argparse.ArgumentParser) -> None:
@@ -235,6 +280,16 @@ COMMANDS: dict[str, tuple[str, Handler, Callable[[argparse.ArgumentParser], Any]
     "replay": ("show a game's state and views after N events", _replay, _replay_args),
     "export": ("write a game's audit bundle (default exports/<id>.json)", _export, _export_args),
     "verify": ("check an audit bundle offline (chain, digests, seed commitment, re-decide)", _verify, _verify_args),
+    "tournament-audit": (
+        "audit a tournament: seed, pairings, standings, its games",
+        _tournament_audit,
+        _tournament_args,
+    ),
+    "tournament-export": (
+        "write a tournament's bundle (its stream and every game's)",
+        _tournament_export,
+        _tournament_args,
+    ),
 }
 
 

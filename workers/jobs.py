@@ -10,7 +10,7 @@ import redis
 
 from projections import runner
 from service.core.eventstore import StoreUnavailable
-from workers import context, metrics
+from workers import context, metrics, tournaments
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,11 @@ def _drain_dirty(ctx: context.Context, shard: int) -> tuple[int, bool]:
             # One game that cannot be folded must not hold up the others.
             log.error("drain: game %s could not be projected", gid, exc_info=exc)
         projected += len(results)
-        any_finished = any_finished or any(finished for _, finished in results.values())
+        ended = [gid for gid, (_, finished) in results.items() if finished]
+        if ended:
+            any_finished = True
+            # A tournament's table may have just ended: its tournament advances (workers/tournaments.py).
+            tournaments.games_finished(ctx, ended)
     return projected, any_finished
 
 
@@ -102,5 +106,7 @@ def sweep() -> int:
     started = time.perf_counter()
     caught = runner.sweep(ctx.redis, ctx.store)
     _global_projections(ctx)
+    # The safety net: a tournament whose job was lost, or whose game ended while no worker ran.
+    tournaments.sweep(ctx)
     metrics.JOB_SECONDS.labels("sweep").observe(time.perf_counter() - started)
     return caught

@@ -152,3 +152,32 @@ class Nudge:
     def others_waiting(self) -> bool:
         """Another job waits in the queue: this worker is wanted elsewhere."""
         return bool(self.redis.llen(self.queue.key))
+
+
+#: The tournaments' jobs (by name: the API never imports the worker's jobs).
+PROJECT_TOURNAMENT_JOB = "workers.tournaments.project"
+ADVANCE_TOURNAMENT_JOB = "workers.tournaments.advance"
+#: Events after which a tournament's round has tables to start.
+_NEW_ROUND = frozenset({"RoundPaired"})
+
+
+class TournamentNudge:
+    """After a tournament's commit: project it, and advance it when a round was
+    just paired (its tables' games are to be created).  Tournament commits are
+    few (a registration, a start, one per table start and end), so each gets
+    its own job; a lost one is made up by the worker's sweep."""
+
+    def __init__(self, queue: Queue):
+        self.queue = queue
+
+    def __call__(self, tournament_id: str, events: list) -> None:
+        try:
+            self.queue.enqueue_call(PROJECT_TOURNAMENT_JOB, args=(tournament_id,), result_ttl=0, failure_ttl=3600)
+            if any(e.type in _NEW_ROUND for e in events):
+                self.advance(tournament_id)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            metrics.ENQUEUE_FAILURES.inc()
+            log.warning("tournament %s not enqueued (%s); the sweep will catch up", tournament_id, exc)
+
+    def advance(self, tournament_id: str) -> None:
+        self.queue.enqueue_call(ADVANCE_TOURNAMENT_JOB, args=(tournament_id,), result_ttl=0, failure_ttl=3600)

@@ -53,11 +53,16 @@ def dumps(bundle: dict[str, Any]) -> str:
 
 def write(path: str, bundle: dict[str, Any]) -> str:
     """Write atomically (temp file + rename); returns ``path``."""
+    return write_text(path, dumps(bundle))
+
+
+def write_text(path: str, text: str) -> str:
+    """Write ``text`` to ``path`` atomically (temp file + rename); returns ``path``."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(dumps(bundle))
+        fh.write(text)
     os.replace(tmp, path)
     return path
 

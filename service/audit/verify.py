@@ -23,6 +23,13 @@ the platform's own events too (``SeatResigned``, ``SeatTimedOut``,
 ``GameAborted``: docs/CLOCKS.md) without knowing them; re-deciding them, and
 the clock recorded in each event's meta, is ``redecide``'s job.
 
+A tournament bundle (``"format": "quarterdeck-tournament-bundle"``,
+docs/TOURNAMENTS.md) is checked the same way: its manifest, the tournament
+stream's chain, digests and seed, every game bundle above, and that every
+table's game seated the table's players and ended with the recorded result;
+the pairings are re-made only when a re-pairer is lent (``python -m service
+verify`` lends the tournament audit).
+
 Prints a readable report; exits 0 when every check that could run passed,
 1 when one failed, 2 when the bundle cannot be read.
 """
@@ -200,6 +207,12 @@ def load_bundle(path: str) -> dict[str, Any]:
             bundle = json.load(fh)
     except (OSError, ValueError) as exc:
         raise BundleError(f"cannot read {path}: {exc}") from None
+    if isinstance(bundle, dict) and bundle.get("format") == TOURNAMENT_FORMAT:
+        if bundle.get("format_version") != TOURNAMENT_FORMAT_VERSION:
+            raise BundleError(f"unsupported tournament bundle format_version {bundle.get('format_version')!r}")
+        if not isinstance(bundle.get("events"), list) or not isinstance(bundle.get("games"), list):
+            raise BundleError("the tournament bundle has no events or no games")
+        return bundle
     if not isinstance(bundle, dict) or bundle.get("format") != BUNDLE_FORMAT:
         raise BundleError(f"{path} is not a {BUNDLE_FORMAT} file")
     if bundle.get("format_version") != BUNDLE_FORMAT_VERSION:
@@ -237,6 +250,158 @@ def verify_bundle(bundle: dict[str, Any], redecide: Redecider | None = None) -> 
     return {"ok": all(c["ok"] for c in ran), "checks": checks}
 
 
+# -- tournaments ----------------------------------------------------------------
+# A tournament bundle (docs/TOURNAMENTS.md "Export") holds the tournament's
+# stream, every table's game bundle and a manifest of their hashes.  Its stream
+# is chained and digested exactly like a game's (the tournament id where a
+# game's id goes, salted with the tournament's seed); its opening event
+# commits to the seed and TournamentFinished reveals it.
+TOURNAMENT_FORMAT = "quarterdeck-tournament-bundle"
+TOURNAMENT_FORMAT_VERSION = 1
+T_OPENING, T_CLOSING = "TournamentCreated", "TournamentFinished"
+#: The keys of a game's result a tournament records (docs/TOURNAMENTS.md "The stream").
+RESULT_KEYS = ("reason", "forfeited", "ranking", "ranks", "scores")
+
+#: ``repair(events, seed) -> check``: re-decides a tournament stream (the pairings,
+#: the standings), lent by the caller (``python -m service verify``).
+Repairer = Callable[[list[dict[str, Any]], bytes], dict[str, Any]]
+
+
+def manifest_entry(stream_id: str, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """One stream of the manifest: its id, length, head hash and the sha256 of
+    its events in canonical JSON."""
+    return {
+        "id": stream_id,
+        "events": len(events),
+        "head_hash": events[-1].get("hash") if events else None,
+        "sha256": hashlib.sha256(canonical(events)).hexdigest(),
+    }
+
+
+def _tournament_seed(events: list[dict[str, Any]]) -> tuple[dict[str, Any], bytes | None]:
+    """The seed check of a tournament stream, and the seed if it checks."""
+    opening = events[0] if events and events[0].get("type") == T_OPENING else None
+    committed = opening["data"].get("seed_commitment") if opening and isinstance(opening.get("data"), dict) else None
+    if not isinstance(committed, str):
+        return _result(False, "the stream does not open with a seed commitment"), None
+    closing = next((e for e in events if e.get("type") == T_CLOSING), None)
+    if closing is None:
+        return _result(True, "not revealed yet (the tournament is running)", revealed=False), None
+    try:
+        seed = bytes.fromhex(str(closing["data"]["seed"]))
+    except (KeyError, TypeError, ValueError):
+        seed = b""
+    if len(seed) != 32 or commitment(seed) != committed:
+        return _result(False, "sha256(revealed seed) does not match the commitment", revealed=True), None
+    return _result(True, f"sha256(revealed seed) = commitment {committed[:16]}…", revealed=True), seed
+
+
+def _shown(result: Any) -> Any:
+    """A game's recorded result as a tournament keeps it (one recorded before
+    forfeits existed says no reason: it completed, nobody left)."""
+    if not isinstance(result, dict):
+        return None
+    full = {"reason": "completed", "forfeited": []} | result
+    return {k: full.get(k) for k in RESULT_KEYS}
+
+
+def check_tables(events: list[dict[str, Any]], games: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Every table's game seated the table's players in its seat order, is a game
+    of the tournament's game, and ended with the result the tournament recorded."""
+    tables: dict[tuple[int, int], list[str]] = {}
+    game_of = events[0].get("data", {}).get("game") if events else None
+    problems: list[str] = []
+    checked = 0
+    for e in events:
+        data = e.get("data") if isinstance(e.get("data"), dict) else {}
+        if e.get("type") == "RoundPaired":
+            for t in data.get("tables", []):
+                tables[(data.get("round"), t.get("table"))] = t.get("players")
+        elif e.get("type") in ("TableStarted", "TableFinished"):
+            gid = data.get("game_id")
+            where = f"round {data.get('round')} table {data.get('table')} (game {gid})"
+            game = games.get(gid)
+            if game is None:
+                problems.append(f"{where}: the bundle does not hold its game")
+                continue
+            checked += 1
+            header = game.get("game", {})
+            if header.get("players") != tables.get((data.get("round"), data.get("table"))):
+                problems.append(f"{where}: the game did not seat the table's players in its order")
+            if header.get("game") != game_of:
+                problems.append(f"{where}: the game is {header.get('game')}, not {game_of}")
+            if e.get("type") == "TableFinished":
+                closing = next((x for x in game.get("events", []) if x.get("type") == CLOSING), None)
+                theirs = _shown(closing.get("data", {}).get("result")) if closing else None
+                if theirs != data.get("result"):
+                    problems.append(f"{where}: the tournament recorded a result the game did not end with")
+    if problems:
+        return _result(False, f"{len(problems)} problem(s): {problems[0]}", problems=problems[:20])
+    return _result(True, f"{checked} table records match their games", tables=checked)
+
+
+def verify_tournament_bundle(
+    bundle: dict[str, Any], redecide: Redecider | None = None, repair: Repairer | None = None
+) -> dict[str, Any]:
+    """All checks on a loaded tournament bundle: ``{"ok", "checks", "games"}``.
+    Without ``repair`` the pairings are reported as skipped."""
+    header = bundle.get("tournament") or {}
+    events = bundle.get("events") or []
+    tid = str(header.get("id"))
+    games_list = bundle.get("games") or []
+    games = {str(g.get("game", {}).get("id")): g for g in games_list if isinstance(g, dict)}
+    checks: dict[str, dict[str, Any]] = {}
+    manifest = bundle.get("manifest") or {}
+    wanted = [manifest_entry(tid, events)] + [manifest_entry(gid, g.get("events") or []) for gid, g in games.items()]
+    listed = [manifest.get("tournament"), *(manifest.get("games") or [])]
+    started = [
+        e["data"].get("game_id") for e in events if e.get("type") == "TableStarted" and isinstance(e.get("data"), dict)
+    ]
+    if listed != wanted:
+        checks["manifest"] = _result(False, "the manifest does not match the streams in the bundle")
+    elif sorted(started) != sorted(games):
+        checks["manifest"] = _result(False, "the bundle's games are not the games the tournament's tables started")
+    else:
+        checks["manifest"] = _result(True, f"{len(wanted)} streams match the manifest")
+    seed_check, seed = _tournament_seed(events)
+    if header.get("seed_commitment") != (events[0].get("data", {}).get("seed_commitment") if events else None):
+        seed_check = _result(False, "the bundle header's commitment differs from the opening event's")
+    checks["seed"] = seed_check
+    checks["hash_chain"] = check_chain(tid, events, seed)
+    reports = {gid: verify_bundle(g, redecide) for gid, g in games.items()}
+    bad = sorted(gid for gid, r in reports.items() if not r["ok"])
+    checks["games"] = (
+        _result(False, f"{len(bad)} of {len(reports)} games fail their own checks", failed=bad)
+        if bad
+        else _result(True, f"{len(reports)} games verified (chain, seed{', re-decide' if redecide else ''})")
+    )
+    checks["tables"] = check_tables(events, games)
+    if repair is None:
+        checks["pairings"] = _skipped("skipped: run 'python -m service verify' inside Quarterdeck to re-pair")
+    elif seed is None:
+        checks["pairings"] = _skipped("skipped: needs the revealed seed (the tournament must be finished)")
+    else:
+        checks["pairings"] = repair([{"type": e.get("type"), "data": e.get("data")} for e in events], seed)
+    ran = [c for c in checks.values() if not c.get("skipped")]
+    return {"ok": all(c["ok"] for c in ran), "checks": checks, "games": reports}
+
+
+def render_tournament(bundle: dict[str, Any], report: dict[str, Any]) -> str:
+    header = bundle.get("tournament") or {}
+    lines = [
+        f"Bundle: tournament {header.get('id')} ({header.get('name')}, {header.get('game')})",
+        f"        {len(bundle.get('events') or [])} events; {len(bundle.get('games') or [])} games;"
+        f" status {bundle.get('status')}",
+    ]
+    for name in ("manifest", "hash_chain", "seed", "pairings", "tables", "games"):
+        c = report["checks"].get(name)
+        if c is not None:
+            mark = "SKIP" if c.get("skipped") else ("ok  " if c["ok"] else "FAIL")
+            lines.append(f"  [{mark}] {name:<10} {c['summary']}")
+    lines.append("VERIFIED" if report["ok"] else "FAILED")
+    return "\n".join(lines)
+
+
 # -- the report ----------------------------------------------------------------
 def render(bundle: dict[str, Any], report: dict[str, Any]) -> str:
     header = bundle["game"]
@@ -255,8 +420,9 @@ def render(bundle: dict[str, Any], report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None, redecide: Redecider | None = None) -> int:
-    """The command line; ``python -m service verify`` calls it with a re-decider."""
+def main(argv: list[str] | None = None, redecide: Redecider | None = None, repair: Repairer | None = None) -> int:
+    """The command line; ``python -m service verify`` calls it with a re-decider
+    (and, for a tournament bundle, a re-pairer)."""
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
     no_redecide = "--no-redecide" in args
@@ -269,6 +435,12 @@ def main(argv: list[str] | None = None, redecide: Redecider | None = None) -> in
     except BundleError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if bundle.get("format") == TOURNAMENT_FORMAT:
+        report = verify_tournament_bundle(
+            bundle, redecide=None if no_redecide else redecide, repair=None if no_redecide else repair
+        )
+        print(json.dumps(report, indent=2) if as_json else render_tournament(bundle, report))
+        return 0 if report["ok"] else 1
     report = verify_bundle(bundle, redecide=None if no_redecide else redecide)
     print(json.dumps(report, indent=2) if as_json else render(bundle, report))
     return 0 if report["ok"] else 1

@@ -122,6 +122,7 @@ class GameService:
         *,
         clock: dict[str, Any] | None = None,
         conn: Any = None,
+        game_id: str | None = None,
         **terms: Any,
     ) -> dict[str, Any]:
         """Create a game.  ``terms`` are recorded in its ``GameCreated``
@@ -129,7 +130,9 @@ class GameService:
         account's key acts for it; such seats get no token), ``created_by``
         (the organiser), ``table``; ``draw=True`` draws the seat order of
         ``players`` (a table's join order) from the game's seed.  ``conn``: a
-        connection whose open transaction the game joins (the lobby's)."""
+        connection whose open transaction the game joins (the lobby's).
+        ``game_id``: the id to create it under (a tournament table's, derived
+        from the table so that creating it twice fails; default: a new one)."""
         try:
             engine = registry.get(game)
         except registry.UnknownGame:
@@ -140,7 +143,7 @@ class GameService:
                 "invalid_player_count",
                 f"{game} is played by {engine.min_players} to {engine.max_players} players, not {n}.",
             )
-        game_id = str(uuid.uuid4())
+        game_id = game_id or str(uuid.uuid4())
         seed = secrets.token_bytes(32)
         tokens = [new_token() for _ in players]
         created_at = self.now()

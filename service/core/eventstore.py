@@ -83,6 +83,22 @@ _SELECT = (
 )
 
 
+def event_params(stream_id: uuid.UUID, e: StoredEvent) -> tuple:
+    """The insert parameters of one sealed event (a game's or a tournament's stream)."""
+    return (
+        stream_id,
+        e.seq,
+        e.type,
+        e.schema_version,
+        Jsonb(e.data),
+        Jsonb(e.meta),
+        e.data_digest,
+        e.meta_digest,
+        e.prev_hash,
+        e.hash,
+    )
+
+
 def _row_to_event(row: Sequence[Any]) -> StoredEvent:
     return StoredEvent(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9])
 
@@ -145,24 +161,9 @@ class EventStore(Pooled):
                         "INSERT INTO seat_tokens (game_id, seat, player, token_hash) VALUES (%s, %s, %s, %s)",
                         [(gid, i, p, h) for i, (p, h) in enumerate(zip(record.players, token_hashes, strict=True))],
                     )
-                    cur.executemany(_INSERT, [self._params(gid, e) for e in sealed])
+                    cur.executemany(_INSERT, [event_params(gid, e) for e in sealed])
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(str(exc)) from exc
-
-    @staticmethod
-    def _params(gid: uuid.UUID, e: StoredEvent) -> tuple:
-        return (
-            gid,
-            e.seq,
-            e.type,
-            e.schema_version,
-            Jsonb(e.data),
-            Jsonb(e.meta),
-            e.data_digest,
-            e.meta_digest,
-            e.prev_hash,
-            e.hash,
-        )
 
     def append(
         self,
@@ -181,7 +182,7 @@ class EventStore(Pooled):
         # parameters a row, and PostgreSQL takes 65535); the rest, if any,
         # in the same transaction.
         head = sealed[:_GUARDED_ROWS]
-        params = [p for e in head for p in self._params(gid, e)]
+        params = [p for e in head for p in event_params(gid, e)]
         params += [gid, expected_version]
         try:
             with self._conn() as conn, conn.cursor() as cur:
@@ -196,7 +197,7 @@ class EventStore(Pooled):
                     if cur.rowcount != len(head):
                         raise Conflict(expected_version)
                     if len(sealed) > len(head):
-                        cur.executemany(_INSERT, [self._params(gid, e) for e in sealed[len(head) :]])
+                        cur.executemany(_INSERT, [event_params(gid, e) for e in sealed[len(head) :]])
                     if idempotent is not None:
                         cur.execute(
                             "INSERT INTO intent_keys (game_id, key, seat, request_hash, response)"

@@ -18,7 +18,19 @@ from service.config import Settings
 from service.core.commands import GameService
 from service.core.errors import DomainError
 from service.core.eventstore import StoreUnavailable
-from service.http import accounts, audit, common, games, leaderboards, limits, ops, streams, tables, waiting
+from service.http import (
+    accounts,
+    audit,
+    common,
+    games,
+    leaderboards,
+    limits,
+    ops,
+    streams,
+    tables,
+    tournaments,
+    waiting,
+)
 from service.http.errors import ApiError, from_domain, unavailable
 
 log = logging.getLogger(__name__)
@@ -85,7 +97,7 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
     openapi.document(api)
     for module in (games, audit, leaderboards, ops, streams):
         api.register_blueprint(module.blp)
-    for module in (accounts, tables):
+    for module in (accounts, tables, tournaments):
         api.register_blueprint(module.blp)
 
     # Rate limits first: a request over its budget is refused before its body is read.

@@ -21,6 +21,7 @@ from service.core.eventstore import EventStore
 from service.core.identity import GameAccess, Principal
 from service.core.lobby import Limits, Lobby
 from service.core.tokens import hash_token
+from service.core.tournaments import TournamentService
 from service.games.base import ADMIN
 from service.http import waiting
 from service.http.errors import ApiError
@@ -53,6 +54,12 @@ class Services:
     @cached_property
     def accounts(self) -> AccountStore:
         return AccountStore(self.store.pool, self.settings.pool_timeout)
+
+    @cached_property
+    def tournaments(self) -> TournamentService:
+        """The tournaments' command side; each commit enqueues its projection
+        (and, after a pairing, the worker's advance)."""
+        return TournamentService(self.components.tournament_store, self.components.tournament_nudge)
 
     @cached_property
     def lobby(self) -> Lobby:

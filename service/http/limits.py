@@ -57,6 +57,11 @@ ENDPOINT_BUDGETS = {
     "audit.state_at": EXPENSIVE,
     "audit.audit_game": EXPENSIVE,
     "audit.export_game": EXPENSIVE,
+    "tournaments.create_tournament": CREATION,
+    "tournaments.register_players": CREATION,
+    "tournaments.start_tournament": CREATION,
+    "tournaments.audit": EXPENSIVE,
+    "tournaments.export": EXPENSIVE,
 }
 #: Blueprints never limited: health, readiness and metrics (load balancers
 #: and monitoring call them).

@@ -1,0 +1,181 @@
+"""Tournament streams in PostgreSQL (migration 0007): thin, explicit SQL.
+
+The same guarantees as the game store (``service.core.eventstore``): an
+append writes at exactly ``expected_version + 1`` (one statement guarded by
+the stream's head, and the primary key ``(tournament_id, seq)`` for two
+writers racing), so a stream can neither fork nor gain a gap; the loser gets
+:class:`~service.core.eventstore.Conflict`.  The seed is kept apart from the
+stream.  Every method is one transaction.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg.rows import tuple_row
+
+from service.core.eventstore import Conflict, event_params
+from service.core.pooled import Pooled, StoreUnavailable
+from service.core.records import START, Cursor, StoredEvent
+
+_COLS = "tournament_id, seq, type, schema_version, data, meta, data_digest, meta_digest, prev_hash, hash"
+_ROW = "(%s::uuid, %s::int, %s::text, %s::smallint, %s::jsonb, %s::jsonb, %s::text, %s::text, %s::text, %s::text)"
+_SELECT = f"SELECT {_COLS.replace('tournament_id', 'tournament_id::text', 1)} FROM tournament_events"
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentRecord:
+    """The row of ``tournaments``: what lists and rights need without a fold."""
+
+    tournament_id: str
+    name: str
+    game: str
+    organiser: str | None
+    seed_commitment: str
+    created_at: str
+
+
+def _event(row: Sequence[Any]) -> StoredEvent:
+    # StoredEvent's first field is named for games; here it holds the tournament id.
+    return StoredEvent(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9])
+
+
+class TournamentStore(Pooled):
+    def connection(self):
+        """A pooled connection, for a transaction that spans stores (a table's game and its link)."""
+        return self._conn()
+
+    def _fetch(self, query: str, params: Sequence[Any]) -> list[tuple]:
+        try:
+            with self._conn() as conn, conn.cursor(row_factory=tuple_row) as cur:
+                cur.execute(query, params)
+                return cur.fetchall()
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    # -- writing ----------------------------------------------------------------
+    def create(self, record: TournamentRecord, seed: bytes, sealed: Sequence[StoredEvent]) -> None:
+        """The tournament's row, its seed and its opening events, in one transaction."""
+        tid = uuid.UUID(record.tournament_id)
+        try:
+            with self._conn() as conn, conn.transaction(), conn.cursor() as cur:
+                cur.execute(
+                    "INSERT INTO tournaments (tournament_id, name, game, organiser, seed_commitment)"
+                    " VALUES (%s, %s, %s, %s, %s)",
+                    (tid, record.name, record.game, record.organiser, record.seed_commitment),
+                )
+                cur.execute("INSERT INTO tournament_seeds (tournament_id, seed) VALUES (%s, %s)", (tid, seed))
+                cur.executemany(
+                    f"INSERT INTO tournament_events ({_COLS}) VALUES {_ROW}", [event_params(tid, e) for e in sealed]
+                )
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    def append(self, tournament_id: str, expected_version: int, sealed: Sequence[StoredEvent]) -> None:
+        """Append ``sealed`` (numbered from ``expected_version + 1``) in one
+        statement, only if the stream's head is still ``expected_version``."""
+        tid = uuid.UUID(tournament_id)
+        params = [p for e in sealed for p in event_params(tid, e)] + [tid, expected_version]
+        query = (
+            f"INSERT INTO tournament_events ({_COLS}) SELECT * FROM (VALUES {', '.join([_ROW] * len(sealed))}) AS v"
+            " WHERE (SELECT coalesce(max(seq), 0) FROM tournament_events WHERE tournament_id = %s) = %s"
+        )
+        try:
+            with self._conn() as conn, conn.cursor() as cur:
+                cur.execute(query, params)
+                if cur.rowcount != len(sealed):
+                    raise Conflict(expected_version)
+        except psycopg.errors.UniqueViolation as exc:
+            raise Conflict(expected_version) from exc
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    # -- reading ----------------------------------------------------------------
+    def record(self, tournament_id: str) -> TournamentRecord | None:
+        rows = self._fetch(
+            "SELECT tournament_id::text, name, game, organiser, seed_commitment,"
+            " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+            " FROM tournaments WHERE tournament_id = %s",
+            (uuid.UUID(tournament_id),),
+        )
+        return TournamentRecord(*rows[0]) if rows else None
+
+    def seed(self, tournament_id: str) -> bytes | None:
+        rows = self._fetch("SELECT seed FROM tournament_seeds WHERE tournament_id = %s", (uuid.UUID(tournament_id),))
+        return bytes(rows[0][0]) if rows else None
+
+    def read(self, tournament_id: str, after: int = 0) -> list[StoredEvent]:
+        """The stream after ``after``, in order (bounded: 256 players and 20 rounds
+        make at most a few thousand events)."""
+        rows = self._fetch(
+            _SELECT + " WHERE tournament_id = %s AND seq > %s ORDER BY seq", (uuid.UUID(tournament_id), after)
+        )
+        return [_event(r) for r in rows]
+
+    def ids(self, after: str | None = None, limit: int = 500) -> list[str]:
+        """Every tournament id in id order, paged (for rebuilds)."""
+        rows = self._fetch(
+            "SELECT tournament_id::text FROM tournaments WHERE tournament_id > %s ORDER BY tournament_id LIMIT %s",
+            (uuid.UUID(after) if after else uuid.UUID(int=0), limit),
+        )
+        return [r[0] for r in rows]
+
+    def unfinished(self, limit: int = 500) -> list[str]:
+        """Tournaments started and not finished: what the sweep advances."""
+        rows = self._fetch(
+            "SELECT t.tournament_id::text FROM tournaments t"
+            " WHERE EXISTS (SELECT 1 FROM tournament_events s WHERE s.tournament_id = t.tournament_id"
+            "   AND s.seq > 1 AND s.type = 'TournamentStarted')"
+            " AND NOT EXISTS (SELECT 1 FROM tournament_events f WHERE f.tournament_id = t.tournament_id"
+            "   AND f.type = 'TournamentFinished')"
+            " ORDER BY t.created_at LIMIT %s",
+            (limit,),
+        )
+        return [r[0] for r in rows]
+
+    def feed_positions(self, after: Cursor = START, limit: int = 1000) -> list[tuple[Cursor, str, int]]:
+        """``(cursor, tournament_id, seq)`` after ``after`` in commit order, only from
+        transactions no earlier one can still join (as ``EventStore.feed_positions``)."""
+        rows = self._fetch(
+            "SELECT tx_id::text, position, tournament_id::text, seq FROM tournament_events"
+            " WHERE (tx_id, position) > (%s::xid8, %s) AND tx_id < pg_snapshot_xmin(pg_current_snapshot())"
+            " ORDER BY tournament_events.tx_id, tournament_events.position LIMIT %s",
+            (after[0], after[1], limit),
+        )
+        return [((r[0], r[1]), r[2], r[3]) for r in rows]
+
+    # -- the games of the tables --------------------------------------------------
+    def link_game(self, conn: psycopg.Connection, game_id: str, tournament_id: str, round_: int, table: int) -> None:
+        """Record which table a game plays, in ``conn``'s open transaction (the
+        one that creates the game)."""
+        conn.execute(
+            "INSERT INTO tournament_games (game_id, tournament_id, round, table_no) VALUES (%s, %s, %s, %s)",
+            (uuid.UUID(game_id), uuid.UUID(tournament_id), round_, table),
+        )
+
+    def tournaments_of(self, game_ids: Sequence[str]) -> dict[str, str]:
+        """game id -> tournament id, for those of ``game_ids`` that a tournament plays."""
+        if not game_ids:
+            return {}
+        rows = self._fetch(
+            "SELECT game_id::text, tournament_id::text FROM tournament_games WHERE game_id = ANY(%s)",
+            ([uuid.UUID(g) for g in game_ids],),
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def finished_games(self, game_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """game id -> its ``GameFinished`` data, for those of ``game_ids`` that have ended."""
+        if not game_ids:
+            return {}
+        rows = self._fetch(
+            # GameFinished closes a stream: one index probe per game, whatever its length.
+            "SELECT g.id::text, e.data FROM unnest(%s::uuid[]) AS g(id) CROSS JOIN LATERAL"
+            " (SELECT type, data FROM events WHERE game_id = g.id ORDER BY seq DESC LIMIT 1) AS e"
+            " WHERE e.type = 'GameFinished'",
+            ([uuid.UUID(g) for g in game_ids],),
+        )
+        return {r[0]: r[1] for r in rows}

@@ -1,0 +1,263 @@
+"""docs/API.md "Tournaments": create, register, start; the tournament, its
+rounds and standings (from the read model, ``projections/tournaments.py``);
+its audit and its export.
+
+Who may do what: an organiser's key (or the operator's ``ADMIN_TOKEN``)
+creates a tournament; only the organiser who created it, or the operator,
+registers others, starts it, and audits or exports it while it runs.  A
+player's key registers itself with ``{}``.  Every refusal of
+``service.tournaments.rules`` (TRN-015) comes before anything is written.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from flask import Response
+from flask_smorest import Blueprint
+
+from projections import tournaments as view
+from schemas import openapi
+from schemas.http import ErrorOut
+from schemas.tournaments import (
+    RegisterIn,
+    RoundOut,
+    StandingsArgs,
+    StandingsOut,
+    TournamentAuditOut,
+    TournamentIn,
+    TournamentOut,
+)
+from service.audit import tournament_bundle
+from service.audit.tournament_audit import audit_tournament
+from service.core import identity
+from service.core.tournaments import Loaded, not_found
+from service.http import limits
+from service.http.common import principal, require_account, require_admin, services
+from service.http.errors import ApiError, unavailable
+from service.tournaments.commands import CreateTournament, RegisterPlayers, StartTournament
+
+#: How often a read waiting for a missing read model looks again (seconds).
+_POLL = 0.05
+_NOT_YOURS = "Only the organiser of this tournament (or the operator) may do this."
+
+blp = Blueprint("tournaments", __name__, url_prefix="/v1/tournaments", description="Tournaments for organisers")
+
+
+def _answer(loaded: Loaded) -> dict[str, Any]:
+    """A command's answer: the tournament as its new events left it (the read
+    model follows a few milliseconds later)."""
+    created_at = loaded.events[0].meta.get("received_at") if loaded.events else None
+    return view.summary(loaded.record.tournament_id, loaded.state, loaded.version, created_at)
+
+
+def _organiser_or_operator() -> str | None:
+    """The caller's handle if an organiser's key, ``None`` for the operator; else a refusal."""
+    caller = principal()
+    if caller.account is not None:
+        if caller.is_organiser:
+            return caller.account.handle
+        raise ApiError(403, "organiser_key_required", "Only an organiser's key (or the operator) may do this.")
+    require_admin()
+    return None
+
+
+def _organises(tournament_id: str) -> bool:
+    """The caller has the organiser's rights over this tournament."""
+    caller = principal()
+    if caller.is_operator:
+        return True
+    record = services().tournaments.store.record(tournament_id)
+    if record is None:
+        raise not_found()
+    return (
+        caller.is_organiser
+        and record.organiser is not None
+        and identity.handle_key(record.organiser) == identity.handle_key(caller.handle or "")
+    )
+
+
+def _read(tournament_id: str, field: str) -> Any:
+    """A field of the read model.  Reads never write: a tournament not projected
+    yet (a lost job, a flushed Redis) is asked of the worker, and waited for a
+    little; then ``503 read_model_unavailable``."""
+    svc = services()
+    found = view.read(svc.redis, tournament_id, field)
+    if found is not None:
+        return found
+    if svc.tournaments.store.record(tournament_id) is None:
+        raise not_found()
+    svc.components.tournament_nudge(tournament_id, [])
+    deadline = time.monotonic() + svc.settings.max_wait_seconds
+    while (found := view.read(svc.redis, tournament_id, field)) is None:
+        if time.monotonic() > deadline:
+            raise unavailable("read_model", "the tournament's read model is being built")
+        time.sleep(_POLL)
+    return found
+
+
+@blp.route("", methods=["POST"])
+@openapi.auth("required")
+@blp.arguments(TournamentIn(), example={"name": "Winter Cup", "game": "nauticus", "table_size": 4, "rounds": 3})
+@blp.response(201, TournamentOut)
+@blp.alt_response(401, schema=ErrorOut, description="token_required")
+@blp.alt_response(403, schema=ErrorOut, description="organiser_key_required, invalid_token")
+@blp.alt_response(422, schema=ErrorOut, description="unknown_game, invalid_tournament, invalid_clock")
+def create_tournament(body: dict[str, Any]) -> dict[str, Any]:
+    """Create a tournament (an organiser's key, or the operator): its seed is
+    committed now and revealed when it finishes."""
+    by = _organiser_or_operator()
+    sizes = body["table_sizes"]
+    command = CreateTournament(
+        name=body["name"],
+        game=body["game"],
+        table_size=body["table_size"],
+        by=by,
+        format=body["format"],
+        rounds=body["rounds"],
+        table_sizes=tuple(sizes) if sizes is not None else None,
+        clock=body["clock"],
+        rated=body["rated"],
+        points=body["points"],
+    )
+    return _answer(services().tournaments.create(command))
+
+
+@blp.route("/<uuid:tournament_id>/players", methods=["POST"])
+@openapi.auth("required")
+@blp.arguments(RegisterIn(), example={"handles": ["ann", "bob"]})
+@blp.response(200, TournamentOut)
+@blp.alt_response(401, schema=ErrorOut, description="key_required")
+@blp.alt_response(403, schema=ErrorOut, description="not_your_tournament, player_key_required")
+@blp.alt_response(404, schema=ErrorOut, description="tournament_not_found, account_not_found")
+@blp.alt_response(409, schema=ErrorOut, description="already_registered, registration_closed")
+@blp.alt_response(422, schema=ErrorOut, description="invalid_handle, tournament_full")
+def register_players(body: dict[str, Any], tournament_id: Any) -> dict[str, Any]:
+    """Register players while it is registering: the organiser (or the operator)
+    with ``{"handles": [...]}`` (player accounts), a player's key with ``{}``."""
+    svc = services()
+    tid = str(tournament_id)
+    handles = body.get("handles")
+    if handles is None:
+        caller = require_account()
+        if caller.is_organiser or caller.account is None:
+            raise ApiError(
+                403, "player_key_required", "Only a player's key registers itself; organisers send 'handles'."
+            )
+        command = RegisterPlayers((caller.account.handle,), by=caller.account.handle)
+    else:
+        caller = principal()
+        if caller.kind == identity.NOBODY:
+            raise ApiError(401, "key_required", "Send the organiser's key as 'Authorization: Bearer <key>'.")
+        if not _organises(tid):
+            raise ApiError(403, "not_your_tournament", _NOT_YOURS)
+        # Players by their accounts' own spelling (404 account_not_found names the others).
+        accounts = svc.accounts.players(handles)
+        command = RegisterPlayers(tuple(a.handle for a in accounts), by=caller.handle)
+    loaded, _ = svc.tournaments.execute(tid, command, by=command.by)
+    return _answer(loaded)
+
+
+@blp.route("/<uuid:tournament_id>/start", methods=["POST"])
+@openapi.auth("required")
+@blp.response(200, TournamentOut)
+@blp.alt_response(401, schema=ErrorOut, description="token_required")
+@blp.alt_response(403, schema=ErrorOut, description="not_your_tournament")
+@blp.alt_response(404, schema=ErrorOut, description="tournament_not_found")
+@blp.alt_response(409, schema=ErrorOut, description="already_started")
+@blp.alt_response(422, schema=ErrorOut, description="field_too_small, field_too_large")
+def start_tournament(tournament_id: Any) -> dict[str, Any]:
+    """Close registration, draw the lot and pair round 1 (the organiser who
+    created it, or the operator).  The worker starts the tables' games; each
+    later round pairs and starts itself when the last table of the round ends."""
+    tid = str(tournament_id)
+    caller = principal()
+    if caller.kind == identity.NOBODY:
+        raise ApiError(401, "token_required", "Send the organiser's key as 'Authorization: Bearer <key>'.")
+    if not _organises(tid):
+        raise ApiError(403, "not_your_tournament", _NOT_YOURS)
+    loaded, _ = services().tournaments.execute(tid, StartTournament(by=caller.handle), by=caller.handle)
+    return _answer(loaded)
+
+
+@blp.route("/<uuid:tournament_id>", methods=["GET"])
+@blp.response(200, TournamentOut)
+@blp.alt_response(404, schema=ErrorOut, description="tournament_not_found")
+def get_tournament(tournament_id: Any) -> dict[str, Any]:
+    """The tournament: its terms, status, current round and players."""
+    return _read(str(tournament_id), "tournament")
+
+
+@blp.route("/<uuid:tournament_id>/rounds/<int:n>", methods=["GET"])
+@blp.response(200, RoundOut)
+@blp.alt_response(404, schema=ErrorOut, description="tournament_not_found, round_not_found")
+def get_round(tournament_id: Any, n: int) -> dict[str, Any]:
+    """One round: its tables in order, each with its game, players in seat
+    order, status and result, and its byes."""
+    tid = str(tournament_id)
+    summary = _read(tid, "tournament")
+    found = view.read(services().redis, tid, f"round:{n}") if 1 <= n <= summary["round"] else None
+    if found is None:
+        raise ApiError(404, "round_not_found", f"Round {n} has not been paired.", {"rounds_paired": summary["round"]})
+    return found
+
+
+@blp.route("/<uuid:tournament_id>/standings", methods=["GET"])
+@blp.arguments(StandingsArgs(), location="query")
+@blp.response(200, StandingsOut)
+@blp.alt_response(404, schema=ErrorOut, description="tournament_not_found, round_not_found")
+def get_standings(args: dict[str, Any], tournament_id: Any) -> dict[str, Any]:
+    """The standings after the last round paired (as far as it has been
+    played), or after ``?round=n``: points, tie-breaks, games, byes."""
+    tid = str(tournament_id)
+    latest = _read(tid, "standings")
+    n = args.get("round")
+    if n is None or n == latest["round"]:
+        return latest
+    found = view.read(services().redis, tid, f"standings:{n}") if n >= 1 else None
+    if found is None:
+        raise ApiError(404, "round_not_found", f"Round {n} has not been paired.", {"rounds_paired": latest["round"]})
+    return found
+
+
+@blp.route("/<uuid:tournament_id>/audit", methods=["GET"])
+@openapi.auth("optional")
+@blp.response(200, TournamentAuditOut)
+@blp.alt_response(404, schema=ErrorOut, description="tournament_not_found")
+def audit(tournament_id: Any) -> dict[str, Any]:
+    """Re-decide the stream: the seed, every pairing, the standings, every
+    table's game (its own audit, its players in seat order, its result).
+    Always 200: a failed audit is a result.  While it runs, the pairings are
+    re-made only for its organiser (or the operator), with the kept seed."""
+    svc = services()
+    tid = str(tournament_id)
+    with limits.expensive():
+        return audit_tournament(
+            svc.tournaments.store, svc.store, tid, with_seed=principal().kind != identity.NOBODY and _organises(tid)
+        )
+
+
+@blp.route("/<uuid:tournament_id>/export", methods=["GET"])
+@openapi.auth("optional")
+@blp.response(200, description="The tournament bundle; `service/audit/verify.py` checks it offline.")
+@blp.alt_response(401, schema=ErrorOut, description="Running, and no organiser credential")
+@blp.alt_response(403, schema=ErrorOut, description="Running, and not its organiser")
+@blp.alt_response(404, schema=ErrorOut, description="tournament_not_found")
+def export(tournament_id: Any) -> Response:
+    """One JSON file: the tournament's stream, every table's game bundle, and
+    a manifest of their hashes.  Anyone once it has finished; its organiser
+    (or the operator) while it runs (its games' hidden information)."""
+    svc = services()
+    tid = str(tournament_id)
+    if _read(tid, "tournament")["status"] != "finished":
+        caller = principal()
+        if caller.kind == identity.NOBODY:
+            raise ApiError(401, "token_required", "While it runs, a tournament's export needs its organiser's key.")
+        if not _organises(tid):
+            raise ApiError(403, "not_your_tournament", _NOT_YOURS)
+    with limits.expensive():
+        built = tournament_bundle.build(svc.tournaments.store, svc.store, tid)
+    resp = Response(tournament_bundle.dumps(built), mimetype="application/json")
+    resp.headers["Content-Disposition"] = f'attachment; filename="tournament-{tid}.json"'
+    return resp

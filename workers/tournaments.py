@@ -1,0 +1,82 @@
+"""The tournaments' RQ jobs: project one tournament's read model, advance its
+rounds (``service.core.tournament_rounds``).  They take ids only and are
+idempotent: a duplicated, late or concurrent job does no harm.
+
+Three things advance a tournament (docs/TOURNAMENTS.md "The worker"): a new
+round's pairing (``workers.nudge.TournamentNudge``, also right after the
+start), a tournament game's end seen by the projection drain
+(:func:`games_finished`), and the periodic sweep (:func:`sweep`), the safety
+net for a lost job or a worker that was down.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import redis
+
+from projections import tournaments as tprojection
+from service.core.commands import GameService
+from service.core.eventstore import StoreUnavailable
+from service.core.tournament_rounds import RoundRunner
+from service.core.tournaments import TournamentService
+from workers import context, timeouts
+
+log = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_runner: tuple[context.Context, RoundRunner] | None = None
+
+
+def runner(ctx: context.Context) -> RoundRunner:
+    """The worker's round runner over ``ctx`` (built once per context)."""
+    global _runner
+    with _lock:
+        if _runner is None or _runner[0] is not ctx:
+            service = TournamentService(ctx.tournament_store, ctx.tournament_nudge)
+            settings = ctx.settings
+            # The API's terms for a new game: a tournament without a clock gets the
+            # configured default, and every game the configured length cap.
+            games = GameService(
+                ctx.store,
+                ctx.nudge,
+                cache_size=timeouts.CACHE_SIZE,
+                snapshot_every=settings.snapshot_every,
+                default_deadline_s=settings.default_deadline_s,
+                max_game_events=settings.max_game_events,
+            )
+            _runner = (ctx, RoundRunner(service, games))
+        return _runner[1]
+
+
+def advance(tournament_id: str) -> int:
+    """Start the current round's tables and record its finished games."""
+    return runner(context.get()).advance(tournament_id)
+
+
+def project(tournament_id: str) -> int:
+    """Bring one tournament's read model up to its stream."""
+    ctx = context.get()
+    return tprojection.catch_up(ctx.redis, ctx.tournament_store, tournament_id)
+
+
+def games_finished(ctx: context.Context, game_ids: list[str]) -> None:
+    """The drain saw these games finished: advance the tournaments they belong to."""
+    for tid in sorted(set(ctx.tournament_store.tournaments_of(game_ids).values())):
+        ctx.tournament_nudge.advance(tid)
+
+
+def sweep(ctx: context.Context) -> int:
+    """Advance every running tournament (the safety net); returns the commands recorded."""
+    recorded = 0
+    rounds = runner(ctx)
+    for tid in ctx.tournament_store.unfinished():
+        try:
+            recorded += rounds.advance(tid)
+        except (StoreUnavailable, redis.ConnectionError, redis.TimeoutError):
+            raise  # a server away: the next sweep tries again
+        except Exception:
+            # One tournament that cannot advance must not hold up the others; the log says why.
+            log.exception("tournament %s could not be advanced", tid)
+    return recorded
