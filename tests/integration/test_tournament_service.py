@@ -15,7 +15,7 @@ from support.accounts import organiser, register, unique
 
 from projections import publish
 from projections import tournaments as tview
-from projections.runner import rebuild_all
+from projections.runner import RebuildIncomplete, rebuild_all
 from service import cli
 from service.audit import verify
 from service.audit.checks import redecide_dicts
@@ -201,7 +201,7 @@ def test_trn_012_013_014_a_tournament_runs_itself_audits_and_verifies(
     first = next(iter(keys))
     news = ctx.redis.pubsub()
     news.subscribe(publish.account_channel(first))
-    published = {}
+    published, table_games = {}, []
     for n in (1, 2):
         run_worker()  # projects, advances: the round's games exist, TableStarted recorded
         if n == 1:  # the players hear of their table on their account streams
@@ -221,6 +221,7 @@ def test_trn_012_013_014_a_tournament_runs_itself_audits_and_verifies(
             assert opening["clock"] == {"type": "deadline", "per_decision_s": 3600}
             assert opening["tournament"] == {"id": tid, "round": n, "table": table["table"]}
             resign_all_but_one(client, ctx, table["game_id"], keys)
+            table_games.append(table["game_id"])
         run_worker()  # the drain sees the games end: FinishTable, the next round or the end
         published[n] = client.get(f"/v1/tournaments/{tid}/standings?round={n}").get_json()
         assert published[n]["round"] == n and len(published[n]["standings"]) == 8
@@ -261,7 +262,12 @@ def test_trn_012_013_014_a_tournament_runs_itself_audits_and_verifies(
     live = ctx.redis.hgetall(tview.key(tid))
     assert live[b"version"] == str(len(ctx.tournament_store.read(tid))).encode()
     ctx.redis.hset(tview.key(tid), "standings", "tampered")  # so that an unchanged hash cannot pass
-    rebuild_all(ctx.redis, ctx.store, consumers=ctx.global_projections)
+    try:
+        rebuild_all(ctx.redis, ctx.store, consumers=ctx.global_projections)
+    except RebuildIncomplete as exc:
+        # The session's database also holds games other tests broke on purpose (tampering);
+        # the rebuild goes on past them and says so.  None of them is this tournament's.
+        assert not set(exc.failed) & set(table_games)
     assert ctx.redis.hgetall(tview.key(tid)) == live
 
 
