@@ -124,6 +124,11 @@ class TournamentStore(Pooled):
         )
         return [r[0] for r in rows]
 
+    def recent(self, limit: int = 10) -> list[str]:
+        """The newest tournaments' ids, newest first (the home page; index ``tournaments_created``)."""
+        rows = self._fetch("SELECT tournament_id::text FROM tournaments ORDER BY created_at DESC LIMIT %s", (limit,))
+        return [r[0] for r in rows]
+
     def unfinished(self, limit: int = 500) -> list[str]:
         """Tournaments started and not finished: what the sweep advances."""
         rows = self._fetch(

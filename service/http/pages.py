@@ -72,14 +72,27 @@ CSP = (
 
 
 # -- the sections of the home page ---------------------------------------------
+#: Tournaments on the home page: up to this many running, and this many of the newest.
+HOME_TOURNAMENTS = 10
+#: Order of a tournament's status in lists: running first, then registering, then finished.
+_STATUS_ORDER = {"running": 0, "registering": 1, "finished": 2}
+
 #: (title, template) of the home page's sections, in order, each rendered with
-#: what its loader returns.  Open tables (the lobby) and tournaments add their
-#: section here once their JSON endpoints exist.
+#: what its loader returns.  Open tables (the lobby) add their section here
+#: once their page exists.
 HOME_SECTIONS: list[tuple[str, str, Callable[[], dict[str, Any]]]] = [
     ("Running games", "home/_games.html", lambda: {"list": pages_api.game_list(status="active", limit=10)}),
     ("Recent results", "home/_games.html", lambda: {"list": pages_api.game_list(status="finished", limit=10)}),
+    ("Tournaments", "home/_tournaments.html", lambda: {"tournaments": _home_tournaments()}),
     ("Leaderboards", "home/_leaderboards.html", lambda: {"boards": _top_boards(5)}),
 ]
+
+
+def _home_tournaments() -> list[dict[str, Any]]:
+    """Running tournaments, then registering, then finished; newest first within each."""
+    found = pages_api.tournament_list(HOME_TOURNAMENTS)
+    found.sort(key=lambda t: t["created_at"] or "", reverse=True)
+    return sorted(found, key=lambda t: _STATUS_ORDER.get(t["status"], 3))
 
 
 def _top_boards(top: int) -> list[dict[str, Any]]:
@@ -96,6 +109,18 @@ def _game_id(raw: str) -> str:
             404,
             "game_not_found",
             "That is not a game id: a game id looks like 1b4e28ba-2fa1-41d2-883f-0016d3cca427.",
+        ) from None
+
+
+def _tournament_id(raw: str) -> str:
+    """A tournament id in its canonical form, or the same kind of 404 as a bad game id."""
+    try:
+        return str(uuid.UUID(raw))
+    except ValueError:
+        raise ApiError(
+            404,
+            "tournament_not_found",
+            "That is not a tournament id: a tournament id looks like 1b4e28ba-2fa1-41d2-883f-0016d3cca427.",
         ) from None
 
 
@@ -431,6 +456,29 @@ def leaderboard_page(game_type: str) -> Response:
     board = pages_api.leaderboard(game_type, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
     pages = max(1, math.ceil(board["total"] / PAGE_SIZE))
     return render("leaderboard.html", board=board, page=page, pages=pages)
+
+
+@bp.route("/tournaments/<raw_id>")
+def tournament_page(raw_id: str) -> Response:
+    """A tournament: its terms, the standings (after the latest round, or ``?round=n``)
+    and every round's tables, from ``GET /v1/tournaments/{id}``, ``.../standings`` and
+    ``.../rounds/{n}``: what the JSON API shows anyone (it shows everyone the same)."""
+    tid = _tournament_id(raw_id)
+    t = pages_api.tournament(tid)
+    wanted = _int_arg("round", 0, 20)
+    shown = pages_api.standings(tid, wanted)
+    # Every round paired (at most 20, each at most 128 tables), newest first.
+    rounds = [pages_api.tournament_round(tid, n) for n in range(t["round"], 0, -1)]
+    playing = next((r for r in rounds if r["round"] == shown["round"] and r["status"] != "finished"), None)
+    return render(
+        "tournament.html",
+        t=t,
+        shown=shown,
+        latest=wanted is None or wanted == t["round"],
+        in_play=playing is not None,
+        rounds=rounds,
+        title=TITLES.get(t["game"], t["game"]),
+    )
 
 
 def register(app: Flask) -> None:

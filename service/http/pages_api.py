@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import inspect
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 from marshmallow import ValidationError
 
-from service.http import audit, games, leaderboards
+from projections import tournaments as tournament_view
+from schemas.tournaments import TournamentOut
+from service.http import audit, games, leaderboards, tournaments
+from service.http.common import services
 from service.http.errors import ApiError
 
 
@@ -110,3 +114,40 @@ def leaderboard(game_type: str, limit: int = 50, offset: int = 0) -> dict[str, A
 def player(handle: str) -> dict[str, Any]:
     """``GET /v1/players/{handle}``."""
     return _call(leaderboards.get_player, None, handle)
+
+
+def tournament(tournament_id: str) -> dict[str, Any]:
+    """``GET /v1/tournaments/{id}``: its terms, status, current round and players."""
+    return _call(tournaments.get_tournament, None, uuid.UUID(tournament_id))
+
+
+def tournament_round(tournament_id: str, n: int) -> dict[str, Any]:
+    """``GET /v1/tournaments/{id}/rounds/{n}``: the tables in order, players in seat order."""
+    return _call(tournaments.get_round, None, uuid.UUID(tournament_id), n)
+
+
+def standings(tournament_id: str, n: int | None = None) -> dict[str, Any]:
+    """``GET /v1/tournaments/{id}/standings?round=n``: after the last round paired, or after round ``n``."""
+    return _call(tournaments.get_standings, {"round": n}, uuid.UUID(tournament_id))
+
+
+def tournament_list(limit: int) -> list[dict[str, Any]]:
+    """The running tournaments and the newest ones (at most ``2 * limit``), each as
+    ``GET /v1/tournaments/{id}`` answers it.
+
+    There is no list endpoint: the ids come from two bounded store queries (the
+    sweep's ``unfinished``, and ``recent`` on the ``created_at`` index); each
+    summary is the read model's field that ``get_tournament`` answers, dumped
+    through its response schema.  A tournament whose read model is missing is
+    left out (and asked of the worker) rather than waited for: the home page
+    never waits on one tournament."""
+    svc = services()
+    store = svc.tournaments.store
+    out = []
+    for tid in dict.fromkeys([*store.unfinished(limit), *store.recent(limit)]):
+        found = tournament_view.read(svc.redis, tid, "tournament")
+        if found is None:
+            svc.components.tournament_nudge(tid, [])
+            continue
+        out.append(TournamentOut().dump(found))
+    return out

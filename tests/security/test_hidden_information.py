@@ -356,3 +356,48 @@ def test_account_keys_and_organiser_scopes_see_no_more(short_streams, ctx, setti
             # Exactly the spectator's feed.
             feed = client.get(f"/v1/games/{gid}/events", headers=auth(key)).get_data(as_text=True)
             assert feed == client.get(f"/v1/games/{gid}/events").get_data(as_text=True), who
+
+
+def test_a_running_tournaments_pages_show_no_secrets(app, client, ctx, settings):
+    """The tournament pages (``/tournaments/{id}``, its partial and earlier-round
+    forms, and the home page's section) as a spectator and as each player: a
+    running tournament's seed, and what its tables' running games hide from that
+    viewer, appear nowhere."""
+    from support.tournaments import run_tournament
+
+    game = "waters-of-nereus"
+    engine = registry.get(game)
+    t = run_tournament(app, ctx, settings, name="Secret Cup", game=game, players=4, table_size=4, played_rounds=0)
+    tid = t["id"]
+    seed = ctx.tournament_store.seed(tid)
+    tables = client.get(f"/v1/tournaments/{tid}/rounds/1").get_json()["tables"]
+    assert tables and all(table["status"] == "playing" for table in tables)
+    states = {}
+    for table in tables:
+        seats = [{"seat": i, "token": t["keys"][h]} for i, h in enumerate(table["players"])]
+        _play_partway(client, ctx, {"id": table["game_id"], "seats": seats}, random.Random(17), engine)
+        states[table["game_id"]] = (table["players"], fold_stream(engine, ctx.store.read(table["game_id"])))
+    urls = ["/", f"/tournaments/{tid}", f"/tournaments/{tid}?partial=1", f"/tournaments/{tid}?round=1"]
+    any_secret = False
+    for viewer in [None, *t["keys"]]:
+        hidden: set[str] = {seed.hex()}
+        for players, state in states.values():
+            seat = players.index(viewer) if viewer in players else None
+            admin = json.loads(json.dumps(engine.view(state, ADMIN)))
+            own = json.loads(json.dumps(engine.view(state, seat)))
+            own_legal = [c.to_json() for c in engine.legal(state, seat)] if seat is not None else []
+            strings, keys = secrets_for(admin, own, own_legal)
+            hidden |= strings
+            any_secret = any_secret or bool(strings or keys)
+        headers = auth(t["keys"][viewer]) if viewer is not None else {}
+        texts = []
+        for url in urls:
+            resp = client.get(url, headers={**headers, "Accept": "text/html"})
+            assert resp.status_code == 200, url
+            texts.append(f"PAGE {url}\n{resp.get_data(as_text=True)}")
+        _assert_no_leak(texts, hidden, f"tournament pages as {viewer or 'a spectator'}")
+        if viewer is None:  # the check can see a secret: the organiser's full view of a table shows one
+            full = client.get(f"/v1/games/{tables[0]['game_id']}", headers=auth(t["organiser_key"]))
+            with pytest.raises(pytest.fail.Exception):
+                _assert_no_leak([full.get_data(as_text=True)], hidden, "the organiser's view")
+    assert any_secret  # the walk had something to protect

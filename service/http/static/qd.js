@@ -7,6 +7,7 @@
  * - Live: a running game's board follows the game (see `Live` below).
  * - Replay: first / previous / next / last, the slider, the keyboard, and a seat's perspective; each
  *   position is the server's drawing of GET /v1/games/{id}/state?version=N (time travel).
+ * - Tournaments: the page of a tournament still running follows it by a small poll (see `Follow`).
  */
 "use strict";
 
@@ -300,6 +301,61 @@
   let replay = null;
 
   // ---------------------------------------------------------------------------------------------
+  // Tournaments: the page of a tournament that has not finished follows it by asking for its
+  // summary (GET /v1/tournaments/{id}, one small read of the read model) every few seconds while
+  // the tab is shown; when its version moves, the page's main block is fetched again (?partial=1)
+  // and swapped in.  One request at a time, slower after a failure, none while the tab is hidden;
+  // it stops when the tournament finishes, and two hours after the page was opened (a reload
+  // brings it up to date).
+  const Follow = {
+    EVERY: 5000,
+    MAX_PAUSE: 60000,
+    FOR: 2 * 3600 * 1000,
+    openedAt: Date.now(),
+    ctl: null,
+
+    async run(root, signal) {
+      const tid = root.dataset.tournament;
+      const version = Number(root.dataset.version);
+      let pause = Follow.EVERY;
+      while (!signal.aborted) {
+        await sleep(pause, signal);
+        if (signal.aborted) return;
+        if (Date.now() - Follow.openedAt > Follow.FOR) { status("Reload the page for newer results."); return; }
+        if (document.hidden) continue;
+        try {
+          const resp = await fetch(`/v1/tournaments/${tid}`, { signal, cache: "no-store", credentials: "omit" });
+          if (!resp.ok) throw new Error(`status ${resp.status}`);
+          const t = await resp.json();
+          pause = Follow.EVERY;
+          if (t.version !== version && await Follow.swap(signal)) return; // the new page follows on
+        } catch (e) {
+          if (signal.aborted) return;
+          pause = Math.min(pause * 2, Follow.MAX_PAUSE);
+        }
+      }
+    },
+
+    /** The page again, as it is now; the rounds the reader opened stay open. */
+    async swap(signal) {
+      const resp = await fetch(withQuery(location.pathname + location.search, { partial: 1 }),
+                               { signal, cache: "no-store", credentials: "omit" });
+      if (!resp.ok || signal.aborted) return false;
+      const html = await resp.text();
+      const open = new Set(Array.from(document.querySelectorAll("details.round")).map((d) => d.id + ":" + d.open));
+      const main = document.getElementById("main");
+      main.innerHTML = html;
+      for (const d of document.querySelectorAll("details.round")) {
+        if (open.has(d.id + ":true")) d.open = true;
+        else if (open.has(d.id + ":false")) d.open = false;
+      }
+      initMain();
+      status("Updated at " + new Date().toLocaleTimeString() + ".");
+      return true;
+    },
+  };
+
+  // ---------------------------------------------------------------------------------------------
   // Pages
   const refreshMain = async () => {
     const main = document.getElementById("main");
@@ -341,6 +397,12 @@
     if (gid) tokenBanner(gid);
     if (Replay.live) { Replay.live.abort(); Replay.live = null; }
     replay = null;
+    if (Follow.ctl) { Follow.ctl.abort(); Follow.ctl = null; }
+    const tournament = document.getElementById("tournament");
+    if (tournament && tournament.dataset.status !== "finished") {
+      Follow.ctl = new AbortController();
+      Follow.run(tournament, Follow.ctl.signal).catch((e) => console.warn("tournament updates stopped", e));
+    }
     const root = document.getElementById("game");
     if (!root) return;
     const section = document.getElementById("replay");
