@@ -37,7 +37,7 @@ require = if [ -z "$(strip $($(1)))" ]; then echo "error: 'make $@' needs $(1)=<
 script = if [ ! -f scripts/$(1).py ]; then echo "error: scripts/$(1).py does not exist (yet)" >&2; exit 1; fi; \
   $(LOAD_ENV); $(PY) scripts/$(1).py $(ARGS)
 
-.PHONY: help install run test test-fast test-layer migrate worker rebuild catch-up audit replay export verify lint fmt \
+.PHONY: help install run test test-fast test-layer migrate worker rebuild catch-up backup restore audit replay export verify lint fmt \
         bench demo tournament-demo soak up down clean browser screenshots
 
 help: ## list the targets
@@ -105,6 +105,12 @@ rebuild: install ## rebuild read models from the events (all games, or GAME=<id>
 
 catch-up: install ## project every game whose read model lags its stream
 	@$(LOAD_ENV); $(PY) -m service catch-up
+
+backup: install ## dump the source of truth into one checked file [OUT=path] (docs/RELIABILITY.md "Backups")
+	@$(LOAD_ENV); $(PY) -m service backup $(if $(OUT),--out "$(OUT)")
+
+restore: install ## load FILE=<backup> into an EMPTY database (DATABASE_URL), then run make rebuild; CHECK=1: only check FILE
+	@$(call require,FILE,backup file); $(LOAD_ENV); $(PY) -m service restore "$(FILE)" $(if $(CHECK),--check) $(if $(REBASE),--rebase-feed "$(REBASE)")
 
 audit: install ## audit a game: GAME=<id>, or a tournament: TOURNAMENT=<id>
 	@if [ -n "$(TOURNAMENT)" ]; then $(LOAD_ENV); $(PY) -m service tournament-audit "$(TOURNAMENT)"; \

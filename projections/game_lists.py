@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import redis
 
-from projections import keys
+from projections import boards, keys
+from projections.boards import info_of
 from service.core.pipeline import shown_result
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -44,9 +46,21 @@ def index_game(pipe: Any, info: dict[str, Any], fields: dict[str, str], finished
     pipe.zadd(keys.games_by("status", status), {gid: score})
 
 
-def page(r: redis.Redis, facets: dict[str, str], offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+def page(
+    r: redis.Redis,
+    facets: dict[str, str],
+    offset: int,
+    limit: int,
+    finished: Callable[[list[str]], dict[str, tuple[dict[str, Any], str | None, int, Any]]] | None = None,
+) -> tuple[list[dict[str, Any]], int]:
     """One page of games matching every facet (``{"game": ..., "status": ...,
-    "player": ...}``), newest first, and how many match in all."""
+    "player": ...}``), newest first, and how many match in all.
+
+    ``finished``: what the event store says of games whose hash is gone
+    (``EventStore.finished_rows``): a finished game's read model leaves Redis
+    after its retention (``projections/runner.py``) but stays in the lists,
+    and its row is made from its stream exactly as from its hash.  A game
+    not (yet) projected is left out, as before."""
     sets = [keys.games_by(f, v) for f, v in facets.items()]
     start, stop = offset, offset + limit - 1
     if not sets:
@@ -68,6 +82,14 @@ def page(r: redis.Redis, facets: dict[str, str], offset: int, limit: int) -> tup
         for gid in ids:
             pipe.hmget(keys.game(gid.decode()), "info", "status", "version", "result")
         rows = pipe.execute()
+    gone = [gid.decode() for gid, row in zip(ids, rows, strict=True) if row[0] is None]
+    if gone and finished is not None:
+        found = finished(gone)
+        for i, gid in enumerate(ids):
+            if rows[i][0] is None and gid.decode() in found:
+                created, received_at, version, result = found[gid.decode()]
+                info = info_of(gid.decode(), created, received_at)
+                rows[i] = [boards.dumps(info), b"finished", str(version).encode(), boards.dumps(result)]
     games = []
     for row in rows:
         if row[0] is None:

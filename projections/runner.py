@@ -5,6 +5,14 @@ hash; it is written by the same ``HSET`` as the views, inside a
 ``WATCH``/``MULTI`` on that hash.  Two jobs racing on one game cannot both
 win, a job that finds nothing new does nothing, and a late or duplicated job
 is harmless: the projection is idempotent and order-safe.
+
+A finished game's hash is given a time to live (``retention`` seconds,
+``QD_FINISHED_RETENTION_S``; 0: kept for ever) by the same ``MULTI`` that
+writes its finish, so its views and its checkpoint leave Redis together.  A
+later read finds no hash and asks for a catch-up, which folds the whole
+stream again (checkpoint 0) and sets the time to live again: Redis holds the
+working set, PostgreSQL the history (docs/PERFORMANCE.md "Redis retention").
+The game lists, the leaderboards and the feeds' cursors never expire.
 """
 
 from __future__ import annotations
@@ -42,10 +50,11 @@ LAG = Histogram(
 )
 
 
-def project_game(r: redis.Redis, store: EventStore, game_id: str) -> int:
+def project_game(r: redis.Redis, store: EventStore, game_id: str, retention: int = 0) -> int:
     """Fold the events after the game's checkpoint into its read model.
-    Returns the version the read model reflects afterwards."""
-    return catch_up(r, store, game_id)[0]
+    Returns the version the read model reflects afterwards.  ``retention``:
+    seconds a finished game's read model stays in Redis (0: for ever)."""
+    return catch_up(r, store, game_id, retention=retention)[0]
 
 
 def catch_up(
@@ -55,6 +64,7 @@ def catch_up(
     retries: int = 8,
     stream: FoldBatch | None = None,
     token_hashes: list[bytes] | None = None,
+    retention: int = 0,
 ) -> tuple[int, bool]:
     """:func:`project_game`, also telling whether the game is finished.
     ``stream``: the game's rows already read (a rebuild prefetches them); only
@@ -72,6 +82,7 @@ def catch_up(
                     current,
                     batch,
                     lambda: store.token_hashes(game_id) if token_hashes is None else token_hashes,
+                    retention,
                 )
                 if write is None:
                     pipe.unwatch()
@@ -89,7 +100,7 @@ def catch_up(
 
 
 def catch_up_many(
-    r: redis.Redis, store: EventStore, game_ids: list[str]
+    r: redis.Redis, store: EventStore, game_ids: list[str], retention: int = 0
 ) -> tuple[dict[str, tuple[int, bool]], dict[str, Exception]]:
     """:func:`catch_up` for several games in a handful of round trips,
     whatever their number: one ``WATCH`` of every game's hash, one pipelined
@@ -102,7 +113,7 @@ def catch_up_many(
     trips per game were most of its time (``make bench``: lag)."""
     if len(game_ids) == 1:
         try:
-            return {game_ids[0]: catch_up(r, store, game_ids[0])}, {}
+            return {game_ids[0]: catch_up(r, store, game_ids[0], retention=retention)}, {}
         except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
             raise
         except Exception as exc:
@@ -126,7 +137,7 @@ def catch_up_many(
             for gid, current in currents.items():
                 try:
                     version, finished, write = _prepare(
-                        gid, current, batches.get(gid, _NOTHING), lambda gid=gid: hashes.get(gid, [])
+                        gid, current, batches.get(gid, _NOTHING), lambda gid=gid: hashes.get(gid, []), retention
                     )
                 except Exception as exc:
                     failed[gid] = exc
@@ -146,7 +157,7 @@ def catch_up_many(
             failed.clear()
             for gid in game_ids:
                 try:
-                    results[gid] = catch_up(r, store, gid)
+                    results[gid] = catch_up(r, store, gid, retention=retention)
                 except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
                     raise
                 except Exception as exc:
@@ -171,6 +182,8 @@ class _Write:
     newest_at: str | None
     #: The earliest deadline of a seat to act (``projections/deadlines.py``), if a clock runs.
     deadline: str | None = None
+    #: Seconds the hash has left once written (a game finishing now, with a retention); 0: no expiry.
+    expire: int = 0
 
 
 def _prepare(
@@ -178,6 +191,7 @@ def _prepare(
     current: list[bytes | None],
     batch: FoldBatch,
     token_hashes: Callable[[], list[bytes]],
+    retention: int = 0,
 ) -> tuple[int, bool, _Write | None]:
     """What to write for a game, given its hash's ``_CURRENT`` fields and the
     events read after its checkpoint: ``(version, finished, write or None)``."""
@@ -205,12 +219,17 @@ def _prepare(
         # PostgreSQL.
         fields["auth"] = dumps([h.hex() for h in token_hashes()])
     deadline = None if finished else clocks.earliest(batch.clock)
-    write = _Write(keys.game(game_id), info, fields, finished and status != b"finished", batch.newest_at, deadline)
+    finished_now = finished and status != b"finished"
+    expire = retention if finished_now and retention > 0 else 0
+    write = _Write(keys.game(game_id), info, fields, finished_now, batch.newest_at, deadline, expire)
     return last[SEQ], finished, write
 
 
 def _apply(pipe: Any, write: _Write) -> None:
     pipe.hset(write.key, mapping=write.fields)
+    if write.expire:
+        # The finish and the time to live in one MULTI: views and checkpoint leave together.
+        pipe.expire(write.key, write.expire)
     # The game lists move in the same MULTI as the board they index.
     game_lists.index_game(pipe, write.info, write.fields, write.finished_now)
     # The clocks' index too: the scheduler looks for timeouts there (workers/timeouts.py).
@@ -240,10 +259,10 @@ def _fold(
     return board_fields(engine, info, state, rows[-1][SEQ], finished, result=result, clock=clock)
 
 
-def rebuild_game(r: redis.Redis, store: EventStore, game_id: str) -> int:
+def rebuild_game(r: redis.Redis, store: EventStore, game_id: str, retention: int = 0) -> int:
     """Drop and rebuild one game's read model from its whole stream."""
     r.delete(keys.game(game_id))
-    return project_game(r, store, game_id)
+    return project_game(r, store, game_id, retention)
 
 
 def sweep(
@@ -251,6 +270,7 @@ def sweep(
     store: EventStore,
     batch: int = 2000,
     progress: Callable[[int, int], None] | None = None,
+    retention: int = 0,
 ) -> int:
     """Catch up every game whose checkpoint lags its stream.
 
@@ -276,7 +296,7 @@ def sweep(
         for (gid, head), current in zip(heads.items(), versions, strict=True):
             if int(current or 0) < head:
                 try:
-                    project_game(r, store, gid)
+                    project_game(r, store, gid, retention)
                 except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
                     raise  # a server away: the next sweep starts from this cursor again
                 except Exception:
@@ -327,6 +347,7 @@ def rebuild_all(
     processes: int = 1,
     connect: Callable[[], tuple[redis.Redis, EventStore]] | None = None,
     consumers: Sequence[GlobalConsumer] = (),
+    retention: int = 0,
 ) -> int:
     """Drop the read models and fold them again from PostgreSQL alone.
 
@@ -334,17 +355,22 @@ def rebuild_all(
     so memory stays flat however many events the store holds.  With
     ``processes`` > 1 (and ``connect`` to open a process's own connections),
     the games are split between that many forked processes: folding is pure
-    Python, so one process is bound by its one core (``make bench``)."""
+    Python, so one process is bound by its one core (``make bench``).
+
+    ``retention``: as live, every finished game's hash gets that time to live
+    from the moment the rebuild writes it (not from when the game ended: a
+    game is rebuilt as a read would bring it back), so a rebuild gives the
+    same bytes as live and its finished games leave Redis one retention later."""
     if game_id is not None:
-        rebuild_game(r, store, game_id)
+        rebuild_game(r, store, game_id, retention)
         return 1
     _delete_matching(r, "g:{*}")
     _delete_matching(r, "games:*")
     r.delete(keys.SWEEP_CURSOR)
     if processes > 1 and connect is not None:
-        done, failed = _rebuild_in_processes(processes, connect, progress)
+        done, failed = _rebuild_in_processes(processes, connect, progress, retention)
     else:
-        done, failed = rebuild_boards(r, store, progress=progress)
+        done, failed = rebuild_boards(r, store, progress=progress, retention=retention)
     for consumer in consumers:
         consumer(r, store, True, progress)
     if failed:
@@ -357,6 +383,7 @@ def rebuild_boards(
     store: EventStore,
     shard: tuple[int, int] = (0, 1),
     progress: Callable[[str], None] | None = None,
+    retention: int = 0,
 ) -> tuple[int, list[str]]:
     """Fold every game's board from scratch (its hash already deleted).
     ``shard=(k, n)``: only the k-th of every n games, in id order.  Returns
@@ -391,7 +418,7 @@ def rebuild_boards(
                 if i + READERS < len(ids):
                     ahead.append(reader.submit(read, ids[i + READERS]))
                 try:
-                    catch_up(r, store, gid, stream=stream, token_hashes=hashes)
+                    catch_up(r, store, gid, stream=stream, token_hashes=hashes, retention=retention)
                 except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
                     raise
                 except Exception as exc:
@@ -418,26 +445,31 @@ def rebuild_boards(
 #: child inherits it; nothing is pickled but the shard number).
 _fork_connect: Callable[[], tuple[redis.Redis, EventStore]] | None = None
 _fork_progress: Callable[[str], None] | None = None
+_fork_retention = 0
 
 
 def _rebuild_shard(k: int, n: int) -> tuple[int, list[str]]:
     assert _fork_connect is not None
     # Its own connections: the parent's sockets must never be shared.
     r, store = _fork_connect()
-    return rebuild_boards(r, store, (k, n), _fork_progress)
+    return rebuild_boards(r, store, (k, n), _fork_progress, _fork_retention)
 
 
 def _rebuild_in_processes(
-    n: int, connect: Callable[[], tuple[redis.Redis, EventStore]], progress: Callable[[str], None] | None
+    n: int,
+    connect: Callable[[], tuple[redis.Redis, EventStore]],
+    progress: Callable[[str], None] | None,
+    retention: int = 0,
 ) -> tuple[int, list[str]]:
-    global _fork_connect, _fork_progress
-    _fork_connect, _fork_progress = connect, progress
+    global _fork_connect, _fork_progress, _fork_retention
+    _fork_connect, _fork_progress, _fork_retention = connect, progress, retention
     try:
         # fork: the children start with every module (and engine) loaded.
         with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as pool:
             results = list(pool.map(_rebuild_shard, range(n), [n] * n))
     finally:
         _fork_connect = _fork_progress = None
+        _fork_retention = 0
     return sum(d for d, _ in results), [gid for _, f in results for gid in f]
 
 

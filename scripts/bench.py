@@ -41,6 +41,7 @@ import bench_delivery
 import bench_fold
 import bench_peer
 import bench_plan
+import bench_storage
 import psycopg
 from bench_env import OUT, BenchEnv, cpu_seconds
 from bench_report import Results, table
@@ -50,7 +51,7 @@ from service.bootstrap import bootstrap as make_context
 from service.config import Settings
 from service.core.commands import GameService
 
-PHASES = ("pg", "flask", "peer", "api", "lag", "depth", "followers", "playout", "rebuild")
+PHASES = ("pg", "flask", "peer", "api", "lag", "depth", "followers", "playout", "storage", "rebuild")
 CLIENTS = 16
 _t0 = time.perf_counter()
 
@@ -272,6 +273,11 @@ def main(argv: list[str] | None = None) -> int:
             for name, p in bench_fold.playouts(max(1.0, seconds / 4)).items():
                 res.put(f"playout.{name}", p["rate"], **p)
                 say(f"  {name}: {p['rate']:,.0f} intents/s ({p['per_cpu_second']:,.0f} per CPU second)")
+        if _phase("storage", only):
+            say("storage: Redis bytes of a game's read model, half-way and finished (scripts/bench_storage.py)")
+            rb = bench_storage.redis_bytes(ctx, svc, say)
+            res.put("redis_bytes_per_active_game", rb["active_mean"], **rb)
+            res.put("redis_bytes_per_finished_game", rb["finished_mean"], **rb)
         if _phase("rebuild", only):
             run_rebuild(env, res, svc, ctx, args.scale)
     finally:

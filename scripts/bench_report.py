@@ -23,6 +23,8 @@ FIGURES: dict[str, tuple[str, str]] = {
     "lag_p99_ms": ("ms", "commit -> visible in Redis, p99"),
     "fold_ceiling": ("events/s", "fold + board views in memory, one process"),
     "rebuild_rate": ("events/s", "make rebuild from PostgreSQL"),
+    "redis_bytes_per_active_game": ("bytes", "MEMORY USAGE of a game's hash half-way (3 games of each kind)"),
+    "redis_bytes_per_finished_game": ("bytes", "the same, finished; it leaves Redis after QD_FINISHED_RETENTION_S"),
     "latency_seq20": ("ms", "p50 intent latency near the start of a game"),
     "latency_seq2000": ("ms", "p50 intent latency at seq ~2000"),
     "followers_delivery_p50_ms": ("ms", "projection commit -> read by a follower, p50 (2,000 followers, 50 games)"),

@@ -5,7 +5,8 @@ the composition root (``service.bootstrap``) and closes them.  Domain errors
 become one line on stderr and exit code 2, never a traceback; a failed audit
 or verification exits 1.
 
-    migrate | rebuild [--game ID] | catch-up | audit ID | replay ID N | export ID | verify BUNDLE
+    migrate | rebuild [--game ID] | catch-up | backup [--out F] | restore F [--check] | audit ID
+    replay ID N | export ID | verify BUNDLE
     tournament-audit ID | tournament-export ID
 """
 
@@ -81,6 +82,7 @@ def _rebuild(ns: argparse.Namespace, settings: Settings) -> int:
             processes=max(1, ns.processes),
             connect=connect,
             consumers=ctx.global_projections,
+            retention=settings.finished_retention_s,
         )
     except RebuildIncomplete as exc:
         print(f"rebuild incomplete: {exc}", file=sys.stderr)
@@ -96,12 +98,90 @@ def _catch_up(ns: argparse.Namespace, settings: Settings) -> int:
 
     ctx = _components(settings)
     try:
-        caught = sweep(ctx.redis, ctx.store, progress=lambda seen, n: print(f"{seen} events read, {n} games caught up"))
+        caught = sweep(
+            ctx.redis,
+            ctx.store,
+            progress=lambda seen, n: print(f"{seen} events read, {n} games caught up"),
+            retention=settings.finished_retention_s,
+        )
         for consume in ctx.global_projections:
             consume(ctx.redis, ctx.store, False, print)
     finally:
         ctx.close()
     print(f"caught up {caught} game(s)")
+    return 0
+
+
+def _backup_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default=None, help="the file to write (default backups/quarterdeck-<UTC time>.qdb.gz)")
+    p.add_argument("--level", type=int, default=1, help="gzip level, 1 (fast, the default) to 9 (small)")
+
+
+def _backup(ns: argparse.Namespace, settings: Settings) -> int:
+    from pathlib import Path
+
+    from service.core.backup import BackupError, backup
+
+    out = Path(ns.out or f"backups/quarterdeck-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.qdb.gz")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    started = time.perf_counter()
+    try:
+        with partial.open("wb") as f:
+            trailer = backup(settings.database_url, f, progress=lambda msg: print(msg, flush=True), level=ns.level)
+    except BackupError as exc:
+        partial.unlink(missing_ok=True)
+        return _fail(str(exc))
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    partial.replace(out)  # a file under its final name is always whole
+    rows = {t: e["rows"] for t, e in trailer["manifest"].items()}
+    print(
+        f"wrote {out}: {out.stat().st_size} bytes, {rows['events']} events, {rows['games']} games,"
+        f" {sum(rows.values())} rows in {time.perf_counter() - started:.1f}s; sha256 {trailer['sha256']}"
+    )
+    print(f"  restore into an EMPTY database with: make restore FILE={out}  (then: make rebuild)")
+    return 0
+
+
+def _restore_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file")
+    p.add_argument("--check", action="store_true", help="only read the file through and check it (no database)")
+    p.add_argument(
+        "--rebase-feed",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="renumber the global feed (docs/RELIABILITY.md 'Backups'; default: only if this server needs it)",
+    )
+
+
+def _restore(ns: argparse.Namespace, settings: Settings) -> int:
+    from service.core.backup import BackupError, check, restore
+
+    say = lambda msg: print(msg, flush=True)  # noqa: E731
+    if not os.path.exists(ns.file):
+        return _fail(f"no such file: {ns.file}")
+    try:
+        if ns.check:
+            check(ns.file, progress=say)
+            return 0
+        report = restore(
+            settings.database_url,
+            ns.file,
+            progress=say,
+            rebase={"auto": None, "yes": True, "no": False}[ns.rebase_feed],
+        )
+    except BackupError as exc:
+        return _fail(f"{exc}; nothing was restored")
+    print(
+        f"restored {sum(report.tables.values())} rows ({report.tables['events']} events,"
+        f" {report.tables['games']} games) in {report.seconds:.1f}s"
+        + (", global feed rebased" if report.rebased else "")
+    )
+    if report.migrations_after:
+        print(f"  then applied the newer migrations {', '.join(report.migrations_after)}")
+    print("  next: make rebuild (the read models, from the restored events)")
     return 0
 
 
@@ -276,6 +356,8 @@ COMMANDS: dict[str, tuple[str, Handler, Callable[[argparse.ArgumentParser], Any]
     "migrate": ("create the database if missing and apply migrations", _migrate, _none),
     "rebuild": ("drop and rebuild read models from PostgreSQL", _rebuild, _rebuild_args),
     "catch-up": ("project every game whose read model lags its stream", _catch_up, _none),
+    "backup": ("dump the source of truth (events, seeds, accounts...) into one checked file", _backup, _backup_args),
+    "restore": ("load a backup file into an EMPTY database (then: rebuild)", _restore, _restore_args),
     "audit": ("run the four audit checks on a game", _audit, _audit_args),
     "replay": ("show a game's state and views after N events", _replay, _replay_args),
     "export": ("write a game's audit bundle (default exports/<id>.json)", _export, _export_args),

@@ -140,6 +140,10 @@ class Settings:
     #: project side by side (``projections/keys.py``).  Set it to the number
     #: of RQ workers; one worker needs one.
     projection_shards: int = 1
+    #: Seconds a finished game's read model (its Redis hash: views, legal lists,
+    #: checkpoint) stays in Redis after it finishes; a read after that brings it
+    #: back through the normal catch-up (``projections/runner.py``).  0: for ever.
+    finished_retention_s: int = 7 * 24 * 3600
     #: Seconds a drain job stays on after draining, projecting new commits as
     #: they arrive instead of leaving each to a new RQ job (0: never).
     projection_linger: float = 1.0

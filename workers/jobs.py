@@ -71,7 +71,9 @@ def _drain_dirty(ctx: context.Context, shard: int) -> tuple[int, bool]:
     any_finished = False
     while batch := ctx.nudge.pop_dirty(shard, DRAIN_BATCH):
         try:
-            results, failed = runner.catch_up_many(ctx.redis, ctx.store, batch)
+            results, failed = runner.catch_up_many(
+                ctx.redis, ctx.store, batch, retention=ctx.settings.finished_retention_s
+            )
         except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
             # A server away: put the batch back (the sweep would catch it up
             # anyway) and let RQ record the failure.
@@ -104,7 +106,7 @@ def sweep() -> int:
     """Catch up every lagging game, then the global projections."""
     ctx = context.get()
     started = time.perf_counter()
-    caught = runner.sweep(ctx.redis, ctx.store)
+    caught = runner.sweep(ctx.redis, ctx.store, retention=ctx.settings.finished_retention_s)
     _global_projections(ctx)
     # The safety net: a tournament whose job was lost, or whose game ended while no worker ran.
     tournaments.sweep(ctx)

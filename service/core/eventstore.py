@@ -341,6 +341,21 @@ class EventStore(Pooled):
         )
         return [((r[0], r[1]), r[2], r[3]) for r in self._fetch(q, (after[0], after[1], limit))]
 
+    def finished_rows(self, game_ids: Sequence[str]) -> dict[str, tuple[dict[str, Any], str | None, int, Any]]:
+        """For the games of ``game_ids`` whose stream is finished, in one round
+        trip: ``{game: (GameCreated data, its received_at, head seq, the result
+        GameFinished records)}``; what a game list shows of a game whose read
+        model has left Redis (``projections/game_lists.py``)."""
+        rows = self._fetch(
+            "SELECT g.id::text, f.data, f.meta->>'received_at', l.seq, l.data->'result'"
+            " FROM unnest(%s::uuid[]) AS g(id)"
+            " JOIN events f ON f.game_id = g.id AND f.seq = 1"
+            " JOIN LATERAL (SELECT x.seq, x.type, x.data FROM events x WHERE x.game_id = g.id"
+            " ORDER BY x.seq DESC LIMIT 1) l ON l.type = 'GameFinished'",
+            ([uuid.UUID(g) for g in game_ids],),
+        )
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+
     def game_ids(self, after: str | None = None, limit: int = 1000) -> list[str]:
         """All game ids in id order (for rebuilds), paged."""
         rows = self._fetch(

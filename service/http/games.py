@@ -164,7 +164,8 @@ def list_games(args: dict[str, Any]) -> dict[str, Any]:
     facets = {f: args[f] for f in ("game", "status", "player") if args.get(f)}
     if args.get("rated"):
         facets["rated"] = "true"
-    games, total = game_lists.page(services().redis, facets, args["offset"], args["limit"])
+    svc = services()
+    games, total = game_lists.page(svc.redis, facets, args["offset"], args["limit"], svc.store.finished_rows)
     return {"games": games, "total": total, "limit": args["limit"], "offset": args["offset"]}
 
 

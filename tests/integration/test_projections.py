@@ -126,7 +126,7 @@ def test_a_batch_written_by_someone_else_meanwhile_falls_back_to_one_by_one(clie
     one_by_one = runner.catch_up
     monkeypatch.setattr(ctx.store, "read_for_fold_many", racing_read)
     monkeypatch.setattr(
-        runner, "catch_up", lambda r, store, gid, *a: alone.append(gid) or one_by_one(r, store, gid, *a)
+        runner, "catch_up", lambda r, store, gid, *a, **kw: alone.append(gid) or one_by_one(r, store, gid, *a, **kw)
     )
     results, failed = runner.catch_up_many(ctx.redis, ctx.store, [g["id"] for g in games])
     assert raced and not failed
