@@ -10,16 +10,11 @@ gets its own database (dropped at the end) and its own Redis database number
 from __future__ import annotations
 
 import os
-import secrets
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
-import redis
-from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from support.databases import fresh_settings
 
 from service.config import Settings
 
@@ -36,8 +31,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             if i + 1 < len(parts) and parts[i + 1] in LAYERS:
                 item.add_marker(getattr(pytest.mark, parts[i + 1]))
 
-
-ADMIN_TOKEN = "test-organiser-" + secrets.token_hex(8)
 
 # Servers the tests start as processes (gunicorn, workers, the soak) read the
 # environment: no rate limits there either, unless a test sets its own.
@@ -59,43 +52,8 @@ def servers() -> Iterator[tuple[str, str]]:
 @pytest.fixture(scope="session")
 def settings(servers: tuple[str, str]) -> Iterator[Settings]:
     """Settings pointing at a fresh database and a private Redis DB number."""
-    database_url, redis_url = servers
-    name = f"qd_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    test_db = make_conninfo(database_url, dbname=name)
-    # A private Redis database number (1-15; 0 is what `make run` uses), so
-    # test sessions running side by side rarely share one.
-    db_number = int(os.environ.get("QD_TEST_REDIS_DB") or 1 + secrets.randbelow(15))
-    base = redis.Redis.from_url(redis_url)
-    test_redis = base.connection_pool.connection_kwargs
-    redis_test_url = f"redis://{test_redis.get('host', '127.0.0.1')}:{test_redis.get('port', 6379)}/{db_number}"
-    base.close()
-
-    from service.core.migrate import migrate
-
-    migrate(test_db)
-    r = redis.Redis.from_url(redis_test_url)
-    r.flushdb()
-    yield Settings(
-        database_url=test_db,
-        redis_url=redis_test_url,
-        admin_token=ADMIN_TOKEN,
-        queue_name=f"qd-test-{name}",
-        max_wait_seconds=3.0,
-        snapshot_every=50,
-        # In-process workers run in burst mode; a lingering drain job would
-        # hold each run for its full linger (tests that want it set it).
-        projection_linger=0.0,
-        # More than one shard, so the suite crosses shards.
-        projection_shards=2,
-        # Functional tests are not throttled; the limits' own test
-        # (tests/security/test_rate_limits.py) turns them on.
-        rate_limits=False,
-    )
-    r.flushdb()
-    r.close()
-    admin = make_conninfo(database_url, dbname=conninfo_to_dict(database_url).get("dbname") or "postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    with fresh_settings(*servers) as made:
+        yield made
 
 
 @pytest.fixture(scope="session")

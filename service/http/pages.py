@@ -78,9 +78,9 @@ HOME_TOURNAMENTS = 10
 _STATUS_ORDER = {"running": 0, "registering": 1, "finished": 2}
 
 #: (title, template) of the home page's sections, in order, each rendered with
-#: what its loader returns.  Open tables (the lobby) add their section here
-#: once their page exists.
+#: what its loader returns.
 HOME_SECTIONS: list[tuple[str, str, Callable[[], dict[str, Any]]]] = [
+    ("Open tables", "home/_tables.html", lambda: {"list": pages_api.table_list(status="open", limit=10)}),
     ("Running games", "home/_games.html", lambda: {"list": pages_api.game_list(status="active", limit=10)}),
     ("Recent results", "home/_games.html", lambda: {"list": pages_api.game_list(status="finished", limit=10)}),
     ("Tournaments", "home/_tournaments.html", lambda: {"tournaments": _home_tournaments()}),

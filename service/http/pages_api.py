@@ -23,7 +23,7 @@ from marshmallow import ValidationError
 
 from projections import tournaments as tournament_view
 from schemas.tournaments import TournamentOut
-from service.http import audit, games, leaderboards, tournaments
+from service.http import audit, games, leaderboards, tables, tournaments
 from service.http.common import services
 from service.http.errors import ApiError
 
@@ -60,6 +60,11 @@ def game(game_id: str, min_version: int | None = None) -> dict[str, Any]:
 def game_list(**query: Any) -> dict[str, Any]:
     """``GET /v1/games?game=&status=&player=&limit=&offset=``."""
     return _call(games.list_games, query)
+
+
+def table_list(**query: Any) -> dict[str, Any]:
+    """``GET /v1/tables?status=&game=&limit=&offset=``: the lobby."""
+    return _call(tables.list_tables, query)
 
 
 def events(game_id: str, after: int = 0, limit: int | None = None) -> list[dict[str, Any]]:

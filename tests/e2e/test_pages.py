@@ -208,3 +208,19 @@ def test_large_pages_are_compressed_and_assets_are_served(client, games):
         resp = client.get(asset)
         assert resp.status_code == 200, asset
         assert resp.get_data()
+
+
+def test_the_home_page_lists_open_tables_as_the_lobby_does(client):
+    """Issue 19: the home page shows the open tables (GET /v1/tables), not the started ones."""
+    from support.accounts import register
+
+    handle, key = register(client)
+    table = client.post("/v1/tables", json={"game": "nauticus", "seats": 3}, headers=auth(key)).get_json()
+    text = _html(client.get("/"))
+    assert "Open tables" in text
+    row = re.search(rf'<tr data-table="{table["id"]}">(.*?)</tr>', text, re.S)
+    assert row, "the open table is listed"
+    assert "1 / 3" in row.group(1) and f'href="/players/{handle}"' in row.group(1)
+    # Once it is left (empty), it is no longer open: the home page no longer lists it.
+    assert client.post(f"/v1/tables/{table['id']}/leave", headers=auth(key)).status_code == 200
+    assert f'data-table="{table["id"]}"' not in _html(client.get("/"))

@@ -8,6 +8,8 @@ refused, and leave the target as it was."""
 from __future__ import annotations
 
 import gzip
+from collections.abc import Iterator
+from types import SimpleNamespace
 
 import psycopg
 import pytest
@@ -16,6 +18,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from support import auth, play_fast
 from support.accounts import organiser, register, unique
+from support.databases import fresh_settings
 
 from projections import keys, leaderboards
 from projections import tournaments as tview
@@ -126,7 +129,38 @@ def _free_redis_dbs(redis_url: str, n: int) -> list[str]:
 
 
 @pytest.fixture
-def targets(settings):
+def own(servers) -> Iterator[SimpleNamespace]:
+    """A service of this test's own (database, Redis database, app, worker): the
+    round trip compares EVERY read model, so nothing of other tests may share
+    them (a session's tournaments left running would move under it)."""
+    from rq import Queue, SimpleWorker
+
+    from service.bootstrap import bootstrap
+    from service.http.app import create_app
+    from workers import context
+
+    (db,) = _free_redis_dbs(servers[1], 1)
+    with fresh_settings(*servers, redis_db=int(db.rsplit("/", 1)[1])) as settings:
+        app = create_app(settings, TESTING=True)
+        ctx = bootstrap(settings)
+        before = context._ctx
+        context.set_context(ctx)
+
+        def run_worker() -> None:
+            queue = Queue(settings.queue_name, connection=ctx.redis)
+            SimpleWorker([queue], connection=ctx.redis).work(burst=True, logging_level="WARNING")
+
+        try:
+            yield SimpleNamespace(settings=settings, app=app, client=app.test_client(), ctx=ctx, run_worker=run_worker)
+        finally:
+            context.set_context(before)
+            ctx.close()
+            app.extensions["quarterdeck"].store.pool.close()
+
+
+@pytest.fixture
+def targets(own):
+    settings = own.settings
     """Names of new databases (dropped afterwards) and free Redis databases (flushed afterwards)."""
     base = conninfo_to_dict(settings.database_url)["dbname"]
     made: list[str] = []
@@ -157,9 +191,8 @@ def _tables(database_url: str) -> list[str]:
         return [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
 
 
-def test_backup_restore_rebuild_gives_the_same_read_models(
-    client, app, ctx, settings, run_worker, targets, tmp_path, monkeypatch, capsys
-):
+def test_backup_restore_rebuild_gives_the_same_read_models(own, targets, tmp_path, monkeypatch, capsys):
+    client, app, ctx, settings, run_worker = own.client, own.app, own.ctx, own.settings, own.run_worker
     database, (redis_keep, redis_rebased) = targets
     _populate(client, app, ctx, settings, run_worker)
     original = _read_models(ctx.redis)
@@ -217,8 +250,9 @@ def _is_read_model(key: bytes) -> bool:
 
 
 def test_a_damaged_truncated_or_altered_file_and_a_non_empty_target_are_refused(
-    client, settings, targets, tmp_path, monkeypatch, capsys
+    own, targets, tmp_path, monkeypatch, capsys
 ):
+    client, settings = own.client, own.settings
     database, (redis_url, _) = targets
     client.post("/v1/games", json={"game": "nauticus", "players": ["ann", "bob"], "options": {}})
     dump = tmp_path / "qd.qdb.gz"
