@@ -12,6 +12,9 @@ import pytest
 import requests
 from support.live import live_service
 
+#: Intents after which the client gives up (resigns).
+GIVE_UP = 1500
+
 
 @pytest.fixture(scope="module")
 def live(settings) -> Iterator[str]:
@@ -36,7 +39,10 @@ def test_a_client_that_only_follows_legal_plays_nautilus_industries_to_the_end(l
         seat = chooser.choice(state["to_act"])
         auth = {"Authorization": f"Bearer {tokens[seat]}"}
         legal = s.get(f"{live}/v1/games/{gid}/legal", params={"min_version": version}, headers=auth).json()
-        intent = chooser.choice(legal["intents"])
+        # Random play ends a game in about 1,000 intents, but its length has no bound (the
+        # seed is the service's; NIN-120: only a stock marker on 24 ends it): past
+        # GIVE_UP intents the seat to act resigns, as a player who has had enough does.
+        intent = chooser.choice(legal["intents"]) if posted < GIVE_UP else {"type": "resign"}
         resp = s.post(
             f"{live}/v1/games/{gid}/intents",
             json={"intent": intent, "expected_version": legal["version"]},
@@ -45,9 +51,11 @@ def test_a_client_that_only_follows_legal_plays_nautilus_industries_to_the_end(l
         assert resp.status_code == 201, resp.text
         version = resp.json()["version"]
         posted += 1
-        assert posted < 5000, "game did not end"
     assert state["result"]["ranking"]
-    assert set(state["result"]["scores"]) == {"0", "1"}
+    if posted <= GIVE_UP:
+        assert set(state["result"]["scores"]) == {"0", "1"}
+    else:
+        assert state["result"]["reason"] == "forfeit"
     listed = s.get(f"{live}/v1/games", params={"player": "ann", "status": "finished"}).json()
     assert gid in [g["id"] for g in listed["games"]]
     ready = s.get(f"{live}/readyz")
