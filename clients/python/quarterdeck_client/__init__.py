@@ -291,10 +291,12 @@ class Client:
         return self.call("GET", f"/v1/players/{handle}")
 
     # -- accounts and the lobby (docs/API.md "Accounts and keys", "Tables") ----
-    def register(self, handle: str) -> dict[str, Any]:
+    def register(self, handle: str, token: str | None = None) -> dict[str, Any]:
         """``POST /v1/accounts``: a player's account; ``key`` is shown once.
-        Not resent after a connection error (the handle may be taken by then)."""
-        return self.call("POST", "/v1/accounts", body={"handle": handle}, resend=False)
+        Not resent after a connection error (the handle may be taken by then).
+        ``token``: the operator's, to register many (it is never rate-limited;
+        a client address may register 5 a minute and 20 a day)."""
+        return self.call("POST", "/v1/accounts", token, body={"handle": handle}, resend=False)
 
     def create_organiser(self, handle: str, admin_token: str | None = None) -> dict[str, Any]:
         """``POST /v1/organisers`` with the operator token: an organiser's account."""
