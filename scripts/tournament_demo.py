@@ -99,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle", type=int, default=None, help="this bot (1-based) never plays: it times out")
     parser.add_argument("--out", default=None, help="the bundle's path (default exports/tournament-<id>.json)")
     parser.add_argument("--round-timeout", type=float, default=600.0)
+    parser.add_argument("--play", metavar="TOURNAMENT", help="play a started tournament made elsewhere (with curl)")
+    parser.add_argument("--keys", metavar="FILE", help="with --play: lines 'handle key', one per player")
     args = parser.parse_args(argv)
     env = devdata_env()
     url = setting("QD_URL", env) or setting("QD_API_URL", env) or "http://127.0.0.1:8000"
@@ -107,6 +109,14 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("tournament-demo: needs ADMIN_TOKEN (env or a running 'make run') to make an organiser")
     api = Client(url, admin_token=admin)
     say(f"service {url}: {api.health()}")
+    if args.play:
+        # The organiser made, registered and started it (README, "A tournament with curl").
+        if not args.keys:
+            raise SystemExit("tournament-demo: --play needs --keys (lines 'handle key')")
+        keys = dict(line.split()[:2] for line in Path(args.keys).read_text().splitlines() if line.strip())
+        found = api.call("GET", f"/v1/tournaments/{args.play}")
+        say(f"tournament {found['id']} ({found['name']}): {found['status']}, {len(found['players'])} players")
+        return play_out(api, url, found["id"], found["rounds"], keys, None, args)
 
     tag = suffix()
     organiser = api.create_organiser(f"cup-{tag}")
@@ -139,8 +149,15 @@ def main(argv: list[str] | None = None) -> int:
     api.call("POST", f"/v1/tournaments/{tid}/players", okey, {"handles": handles})
     started = api.call("POST", f"/v1/tournaments/{tid}/start", okey)
     say(f"registered {len(started['players'])} players; started (lot drawn, round 1 paired)")
+    return play_out(api, url, tid, args.rounds, keys, idle, args)
 
-    for n in range(1, args.rounds + 1):
+
+def play_out(
+    api: Client, url: str, tid: str, rounds: int, keys: dict[str, str], idle: str | None, args: argparse.Namespace
+) -> int:
+    """Play every round of a started tournament with the players' keys, print the
+    standings after each, then audit, export and verify it offline."""
+    for n in range(1, rounds + 1):
         rnd = wait_for(
             f"round {n}'s games",
             lambda n=n: _round_if(api, tid, n, lambda r: all(t["game_id"] for t in r["tables"])),
