@@ -19,7 +19,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import psycopg
-from psycopg.rows import tuple_row
 from psycopg.types.json import Json, Jsonb
 from psycopg_pool import ConnectionPool
 
@@ -218,14 +217,6 @@ class EventStore(Pooled):
             raise StoreUnavailable(str(exc)) from exc
 
     # -- reading ----------------------------------------------------------
-    def _fetch(self, query: str, params: Sequence[Any]) -> list[tuple]:
-        try:
-            with self._conn() as conn, conn.cursor(row_factory=tuple_row) as cur:
-                cur.execute(query, params)
-                return cur.fetchall()
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(str(exc)) from exc
-
     def game(self, game_id: str) -> GameRecord | None:
         rows = self._fetch(
             "SELECT game_id::text, game, rules_version, players, options, seed_commitment,"

@@ -4,9 +4,12 @@ request stuck on an exhausted pool)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from typing import Any
 
 import psycopg
+from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 
@@ -23,4 +26,13 @@ class Pooled:
         try:
             return self.pool.connection(timeout=self.pool_timeout)
         except PoolTimeout as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    def _fetch(self, query: str, params: Sequence[Any]) -> list[tuple]:
+        """The rows of one query, in a pooled connection of its own."""
+        try:
+            with self._conn() as conn, conn.cursor(row_factory=tuple_row) as cur:
+                cur.execute(query, params)
+                return cur.fetchall()
+        except psycopg.OperationalError as exc:
             raise StoreUnavailable(str(exc)) from exc

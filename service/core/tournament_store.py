@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from psycopg.rows import tuple_row
 
 from service.core.eventstore import Conflict, event_params
 from service.core.pooled import Pooled, StoreUnavailable
@@ -48,14 +47,6 @@ class TournamentStore(Pooled):
     def connection(self):
         """A pooled connection, for a transaction that spans stores (a table's game and its link)."""
         return self._conn()
-
-    def _fetch(self, query: str, params: Sequence[Any]) -> list[tuple]:
-        try:
-            with self._conn() as conn, conn.cursor(row_factory=tuple_row) as cur:
-                cur.execute(query, params)
-                return cur.fetchall()
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(str(exc)) from exc
 
     # -- writing ----------------------------------------------------------------
     def create(self, record: TournamentRecord, seed: bytes, sealed: Sequence[StoredEvent]) -> None:
