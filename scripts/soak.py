@@ -259,10 +259,18 @@ def engine_names(url: str) -> list[str]:
 
 
 def stream_via_feed(client: Client, gid: str) -> list[dict[str, Any]]:
-    resp = client.call("events", "GET", f"/v1/games/{gid}/events", client.cfg.admin_token)
-    if resp.status_code != 200:
-        raise RuntimeError(f"events feed of {gid} -> {resp.status_code} {resp.text[:200]}")
-    return [json.loads(line) for line in resp.text.splitlines() if line.strip()]
+    """The whole stream, page after page (the feed is paged: ``X-Next-After``)."""
+    events: list[dict[str, Any]] = []
+    after = 0
+    while True:
+        resp = client.call("events", "GET", f"/v1/games/{gid}/events", client.cfg.admin_token, params={"after": after})
+        if resp.status_code != 200:
+            raise RuntimeError(f"events feed of {gid} -> {resp.status_code} {resp.text[:200]}")
+        events += [json.loads(line) for line in resp.text.splitlines() if line.strip()]
+        following = resp.headers.get("X-Next-After")
+        if following is None:
+            return events
+        after = int(following)
 
 
 def stream_via_sql(database_url: str, gid: str) -> list[dict[str, Any]]:

@@ -20,7 +20,9 @@ pytestmark = [pytest.mark.slow]
 def test_small_soak_loses_nothing():
     soak = load_soak()
     admin = "soak-admin-" + secrets.token_hex(8)
-    with stack(admin) as st:
+    # Feed pages of 40 events, so that the soak's check reads every stream across
+    # several pages, as it must for a long game (1,000 events a page by default).
+    with stack(admin, QD_FEED_PAGE_DEFAULT="40") as st:
         cfg = soak_config(st, admin, games=4, clients=4, seed=11)
         report = soak.Report()
         soak.play_all(cfg, report, ["nauticus", "waters-of-nereus"])
