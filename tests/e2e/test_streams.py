@@ -395,8 +395,11 @@ def test_the_account_stream_tells_of_tables_turns_and_finished_games(server, app
         at = moved.json()["version"]
     else:
         pytest.fail("the game did not end")
+    # Both players hear of the end; each stream is its own connection, so wait for both.
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not any(x["type"] == "game_finished" for x in ann.lines):
+    while time.monotonic() < deadline and not all(
+        any(x["type"] == "game_finished" for x in reader.lines) for reader in (ann, bob)
+    ):
         time.sleep(0.1)
     lines = [x for x in ann.lines if x["type"] != "ping"]
     assert lines[0] == {"type": "table_started", "table_id": table["id"], "game_id": gid}
