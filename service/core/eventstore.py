@@ -65,14 +65,16 @@ _FOLD_MANY_QUERY = (
 _GUARDED_ROWS = 1000
 
 
-def _insert_guarded(n: int) -> str:
+def insert_guarded(n: int, table: str = "events", stream: str = "game_id") -> str:
     """All ``n`` rows of one append in ONE statement, inserted only if the
     stream's head is still the expected version (the last parameter): one
     round trip, and atomic on its own, so an autocommit connection needs no
-    BEGIN/COMMIT round trips either."""
+    BEGIN/COMMIT round trips either.  ``table``/``stream``: a game's events
+    (default) or a tournament's (``tournament_events``, ``tournament_id``)."""
+    cols = _EVENT_COLS.replace("game_id", stream, 1)
     return (
-        f"INSERT INTO events ({_EVENT_COLS}) SELECT * FROM (VALUES {', '.join([_ROW] * n)}) AS v"
-        " WHERE (SELECT coalesce(max(seq), 0) FROM events WHERE game_id = %s) = %s"
+        f"INSERT INTO {table} ({cols}) SELECT * FROM (VALUES {', '.join([_ROW] * n)}) AS v"
+        f" WHERE (SELECT coalesce(max(seq), 0) FROM {table} WHERE {stream} = %s) = %s"
     )
 
 
@@ -187,12 +189,12 @@ class EventStore(Pooled):
             with self._conn() as conn, conn.cursor() as cur:
                 if idempotent is None and snapshot is None and len(sealed) == len(head):
                     # The common case: one statement, no explicit transaction.
-                    cur.execute(_insert_guarded(len(head)), params)
+                    cur.execute(insert_guarded(len(head)), params)
                     if cur.rowcount != len(head):
                         raise Conflict(expected_version)
                     return
                 with conn.transaction():
-                    cur.execute(_insert_guarded(len(head)), params)
+                    cur.execute(insert_guarded(len(head)), params)
                     if cur.rowcount != len(head):
                         raise Conflict(expected_version)
                     if len(sealed) > len(head):

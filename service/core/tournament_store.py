@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 
-from service.core.eventstore import Conflict, event_params
+from service.core.eventstore import Conflict, event_params, insert_guarded
 from service.core.pooled import Pooled, StoreUnavailable
 from service.core.records import START, Cursor, StoredEvent
 
@@ -71,10 +71,7 @@ class TournamentStore(Pooled):
         statement, only if the stream's head is still ``expected_version``."""
         tid = uuid.UUID(tournament_id)
         params = [p for e in sealed for p in event_params(tid, e)] + [tid, expected_version]
-        query = (
-            f"INSERT INTO tournament_events ({_COLS}) SELECT * FROM (VALUES {', '.join([_ROW] * len(sealed))}) AS v"
-            " WHERE (SELECT coalesce(max(seq), 0) FROM tournament_events WHERE tournament_id = %s) = %s"
-        )
+        query = insert_guarded(len(sealed), "tournament_events", "tournament_id")
         try:
             with self._conn() as conn, conn.cursor() as cur:
                 cur.execute(query, params)

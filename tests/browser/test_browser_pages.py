@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 import requests
-from support import play_fast
+from support import finished_and_running
 
-from projections.runner import project_game
 from service.games import registry
 
 TITLES = {"nauticus": "Nauticus", "nautilus-industries": "Nautilus Industries", "waters-of-nereus": "Waters of Nereus"}
@@ -42,18 +41,7 @@ def wait_for(what: Callable[[], Any], timeout: float = 15.0, message: str = "") 
 @pytest.fixture(scope="module")
 def games(app, ctx) -> dict[str, dict[str, Any]]:
     """A finished two-player game of each kind, and a running Nauticus game."""
-    client = app.test_client()
-    out = {}
-    for i, game in enumerate(registry.names()):
-        created = client.post("/v1/games", json={"game": game, "players": ["ann", "bob"]}).get_json()
-        play_fast(app, created, seed=70 + i, intent_prefix=f"browser-{i}-")
-        project_game(ctx.redis, ctx.store, created["id"])
-        out[game] = created
-    running = client.post("/v1/games", json={"game": "nauticus", "players": ["cy", "dee"]}).get_json()
-    play_fast(app, running, seed=3, stop_after=12, intent_prefix="browser-live-")
-    project_game(ctx.redis, ctx.store, running["id"])
-    out["running"] = running
-    return out
+    return finished_and_running(app, ctx, 70, "browser", "nauticus", running_seed=3, stop_after=12)
 
 
 def _by(css: str) -> tuple[str, str]:

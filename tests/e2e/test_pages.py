@@ -11,9 +11,8 @@ import re
 from typing import Any
 
 import pytest
-from support import auth, play_fast
+from support import auth, finished_and_running
 
-from projections.runner import project_game
 from service.games import registry
 
 TITLES = {"nauticus": "Nauticus", "nautilus-industries": "Nautilus Industries", "waters-of-nereus": "Waters of Nereus"}
@@ -22,18 +21,7 @@ TITLES = {"nauticus": "Nauticus", "nautilus-industries": "Nautilus Industries", 
 @pytest.fixture(scope="module")
 def games(app, ctx) -> dict[str, dict[str, Any]]:
     """A finished two-player game of every kind, and a running Waters of Nereus game."""
-    client = app.test_client()
-    out: dict[str, dict[str, Any]] = {}
-    for i, game in enumerate(registry.names()):
-        created = client.post("/v1/games", json={"game": game, "players": ["ann", "bob"]}).get_json()
-        play_fast(app, created, seed=40 + i, intent_prefix=f"pages-{i}-")
-        project_game(ctx.redis, ctx.store, created["id"])
-        out[game] = created
-    running = client.post("/v1/games", json={"game": "waters-of-nereus", "players": ["cy", "dee"]}).get_json()
-    play_fast(app, running, seed=7, stop_after=25, intent_prefix="pages-running-")
-    project_game(ctx.redis, ctx.store, running["id"])
-    out["running"] = running
-    return out
+    return finished_and_running(app, ctx, 40, "pages", "waters-of-nereus", running_seed=7, stop_after=25)
 
 
 def _html(resp) -> str:

@@ -152,3 +152,25 @@ def enqueue_drain(ctx: Any, queue: Any, game_id: str) -> None:
     shard = nudge.shard_of(game_id, ctx.settings.projection_shards)
     ctx.nudge.put_back(shard, [game_id])
     queue.enqueue_call(nudge.DRAIN_JOB, args=(shard,), result_ttl=0)
+
+
+def finished_and_running(
+    app: Any, ctx: Any, seed: int, prefix: str, running_game: str, running_seed: int, stop_after: int
+) -> dict[str, dict[str, Any]]:
+    """A finished two-player game of every kind (keyed by game) and a running
+    game of ``running_game`` (key ``"running"``), all projected: what the
+    pages' tests look at."""
+    from service.games import registry
+
+    client = app.test_client()
+    out: dict[str, dict[str, Any]] = {}
+    for i, game in enumerate(registry.names()):
+        created = client.post("/v1/games", json={"game": game, "players": ["ann", "bob"]}).get_json()
+        play_fast(app, created, seed=seed + i, intent_prefix=f"{prefix}-{i}-")
+        project_game(ctx.redis, ctx.store, created["id"])
+        out[game] = created
+    running = client.post("/v1/games", json={"game": running_game, "players": ["cy", "dee"]}).get_json()
+    play_fast(app, running, seed=running_seed, stop_after=stop_after, intent_prefix=f"{prefix}-running-")
+    project_game(ctx.redis, ctx.store, running["id"])
+    out["running"] = running
+    return out
