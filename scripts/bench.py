@@ -274,7 +274,10 @@ def main(argv: list[str] | None = None) -> int:
                 res.put(f"playout.{name}", p["rate"], **p)
                 say(f"  {name}: {p['rate']:,.0f} intents/s ({p['per_cpu_second']:,.0f} per CPU second)")
         if _phase("storage", only):
-            say("storage: Redis bytes of a game's read model, half-way and finished (scripts/bench_storage.py)")
+            say("storage: PostgreSQL bytes per event, in a database of its own (scripts/bench_storage.py)")
+            pg = bench_storage.pg_bytes(env.database_url, say)
+            res.put("pg_bytes_per_event", pg["bytes_per_event"], **pg)
+            say("storage: Redis bytes of a game's read model, half-way and finished")
             rb = bench_storage.redis_bytes(ctx, svc, say)
             res.put("redis_bytes_per_active_game", rb["active_mean"], **rb)
             res.put("redis_bytes_per_finished_game", rb["finished_mean"], **rb)

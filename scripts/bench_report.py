@@ -23,6 +23,7 @@ FIGURES: dict[str, tuple[str, str]] = {
     "lag_p99_ms": ("ms", "commit -> visible in Redis, p99"),
     "fold_ceiling": ("events/s", "fold + board views in memory, one process"),
     "rebuild_rate": ("events/s", "make rebuild from PostgreSQL"),
+    "pg_bytes_per_event": ("bytes", "PostgreSQL events table + indexes per event (played games, default clock)"),
     "redis_bytes_per_active_game": ("bytes", "MEMORY USAGE of a game's hash half-way (3 games of each kind)"),
     "redis_bytes_per_finished_game": ("bytes", "the same, finished; it leaves Redis after QD_FINISHED_RETENTION_S"),
     "latency_seq20": ("ms", "p50 intent latency near the start of a game"),
@@ -89,6 +90,7 @@ class Results:
         ]
         growth = self.details.get("rebuild_rate", {}).get("rss_growth")
         out.append(at_most("rebuild RSS growth (largest / smallest scale)", growth, 1.25))
+        out.append(at_most("pg_bytes_per_event", self.get("pg_bytes_per_event"), 450))
         out.append(at_most("latency_seq2000 / latency_seq20", self.ratio("latency_seq2000", "latency_seq20"), 1.2))
         for key in sorted(k for k in self.figures if k.startswith("playout.")):
             out.append(at_least(key, self.get(key), 10_000))

@@ -1,4 +1,6 @@
-"""Storage figures (issue #20): ``redis_bytes_per_active_game`` and
+"""Storage figures (issue #20): ``pg_bytes_per_event`` (the ``events`` table
+with its indexes, per event, for games played through the command path with
+``make run``'s default clock), ``redis_bytes_per_active_game`` and
 ``redis_bytes_per_finished_game`` (``MEMORY USAGE`` of every key a game owns,
 ``projections/keys.py``: its one hash), and ``make backup`` / ``make restore``
 time per million events.
@@ -72,6 +74,75 @@ def redis_bytes(ctx: Any, svc: GameService, say: Callable[[str], None], per_kind
     return out
 
 
+def pg_bytes(
+    database_url: str, say: Callable[[str], None], intents: int = 400, clock: bool = True
+) -> dict[str, Any]:
+    """PostgreSQL bytes per event: games of each kind (2, 3 and 4 players) played by random
+    legal intents through ``GameService.submit`` (so every event carries the meta a real one
+    does: intent, seat, arrival time and the default clock; ``clock=False``: games with no
+    clock), in a database of their own, then ``events``' heap, TOAST and indexes (after
+    VACUUM) divided by its rows."""
+    import random
+
+    from psycopg_pool import ConnectionPool
+
+    from service.config import Settings
+    from service.core.eventstore import EventStore
+    from service.core.migrate import migrate
+
+    name = f"{psycopg.conninfo.conninfo_to_dict(database_url)['dbname']}_bytes"
+    admin = make_conninfo(database_url, dbname="postgres")
+    url = make_conninfo(database_url, dbname=name)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    migrate(url)
+    # make run's default clock: every decision's meta has one.
+    deadline = Settings.default_deadline_s if clock else None
+    out: dict[str, Any] = {"default_deadline_s": deadline}
+    try:
+        with ConnectionPool(url, min_size=1, max_size=2) as pool:
+            svc = GameService(EventStore(pool), nudge=lambda _gid: None, default_deadline_s=deadline)
+            for kind in KINDS:
+                for players in (2, 3, 4):
+                    created = svc.create_game(kind, [f"p{i}" for i in range(players)], {})
+                    tokens = {s["seat"]: s["token"] for s in created["seats"]}
+                    chooser = random.Random(players)
+                    for n in range(intents):
+                        loaded = svc.load(created["id"])
+                        with loaded.lock:
+                            svc.refresh(loaded)
+                            if loaded.finished:
+                                break
+                            seat = chooser.choice(loaded.engine.to_act(loaded.state))
+                            command = chooser.choice(loaded.engine.legal(loaded.state, seat))
+                        svc.submit(created["id"], tokens[seat], command.to_json(), None, None, f"b{n}")
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("VACUUM ANALYZE events")
+            events, total, heap, indexes = conn.execute(
+                "SELECT count(*), pg_total_relation_size('events'), pg_relation_size('events'),"
+                " pg_indexes_size('events') FROM events"
+            ).fetchone()
+            per_kind = conn.execute(
+                "SELECT g.game, count(*), avg(pg_column_size(e.*))::int, count(e.meta)"
+                " FROM events e JOIN games g USING (game_id) GROUP BY 1 ORDER BY 1"
+            ).fetchall()
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    out |= {
+        "events": events,
+        "bytes_per_event": total / max(events, 1),
+        "heap_bytes_per_event": heap / max(events, 1),
+        "index_bytes_per_event": indexes / max(events, 1),
+        "per_kind": {k: {"events": n, "row_bytes": row, "rows_with_meta": m} for k, n, row, m in per_kind},
+    }
+    say(
+        f"  {events:,} events: {out['bytes_per_event']:,.0f} B/event with indexes"
+        f" (heap {out['heap_bytes_per_event']:,.0f}, indexes {out['index_bytes_per_event']:,.0f})"
+    )
+    return out
+
+
 def backup_rate(database_url: str, say: Callable[[str], None]) -> dict[str, Any]:
     """``make backup`` then ``make restore`` (into a new database, dropped after) of the whole store."""
     with psycopg.connect(database_url) as conn:
@@ -139,8 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     ctx = bootstrap(Settings(database_url=env.database_url, redis_url=env.redis_url))
     svc = GameService(ctx.store, nudge=lambda _gid: None)
     try:
+        say("postgres bytes per event")
+        figures: dict[str, Any] = {"pg": pg_bytes(env.database_url, say)}
         say("redis bytes per game")
-        figures: dict[str, Any] = {"redis": redis_bytes(ctx, svc, say)}
+        figures["redis"] = redis_bytes(ctx, svc, say)
         say(f"loading full games up to {args.events:,} events")
         plans = [bench_plan.plan_game(bench_plan.GAME, 2, 5000 + i) for i in range(4)]
         have, n, t = 0, 0, time.perf_counter()

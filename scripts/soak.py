@@ -278,9 +278,15 @@ def stream_via_sql(database_url: str, gid: str) -> list[dict[str, Any]]:
 
     with psycopg.connect(database_url) as conn:
         rows = conn.execute(
-            "SELECT seq, type, meta, prev_hash, hash FROM events WHERE game_id = %s ORDER BY seq", (gid,)
+            "SELECT seq, type, meta, encode(prev_hash, 'hex'), encode(hash, 'hex') FROM events"
+            " WHERE game_id = %s ORDER BY seq",
+            (gid,),
         ).fetchall()
-    return [{"seq": r[0], "type": r[1], "meta": r[2], "prev_hash": r[3], "hash": r[4]} for r in rows]
+    out: list[dict[str, Any]] = []
+    for r in rows:  # a NULL meta is the meta of the event before (migration 0008)
+        meta = r[2] if r[2] is not None else out[-1]["meta"]
+        out.append({"seq": r[0], "type": r[1], "meta": meta, "prev_hash": r[3], "hash": r[4]})
+    return out
 
 
 def check_stream(run: GameRun, events: list[dict[str, Any]]) -> list[str]:

@@ -22,7 +22,7 @@ before it.  A restore checks all of them: a truncated or altered file is
 refused, and as everything is loaded in ONE transaction, a refused file leaves
 the target database as empty as it was.
 
-Generated columns (``events.fold_row``, ``accounts.handle_key``) are not
+Generated columns (``accounts.handle_key``) are not
 dumped: PostgreSQL computes them again on load.  Identity columns
 (``events.position``...) are dumped and their sequences set past them.
 

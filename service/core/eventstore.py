@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import psycopg
@@ -40,24 +40,42 @@ class DuplicateKey(Exception):
 
 
 _EVENT_COLS = "game_id, seq, type, schema_version, data, meta, data_digest, meta_digest, prev_hash, hash"
-_ROW = "(%s::uuid, %s::int, %s::text, %s::smallint, %s::jsonb, %s::jsonb, %s::text, %s::text, %s::text, %s::text)"
+# Digests and hashes are stored as 32 raw bytes and travel as hex (migration 0008).
+_ROW = (
+    "(%s::uuid, %s::int, %s::text, %s::smallint, %s::json, %s::json,"
+    " decode(%s::text, 'hex'), decode(%s::text, 'hex'), decode(%s::text, 'hex'), decode(%s::text, 'hex'))"
+)
+#: What every event reader selects after the stream id (``event_columns``).
+_HEX_TAIL = "encode(data_digest, 'hex'), encode(meta_digest, 'hex'), encode(prev_hash, 'hex'), encode(hash, 'hex')"
+
+
+def event_columns(stream: str = "game_id", meta: str = "meta") -> str:
+    """The select list of a stored event, stream id first (as text), in
+    :class:`StoredEvent`'s order: pair it with :func:`rows_to_events`.
+    ``meta``: the expression that reads the meta column."""
+    return f"{stream}::text, seq, type, schema_version, data, {meta}, {_HEX_TAIL}"
 
 
 #: A stream's events after a seq as one JSON array text of ``[seq, "type",
-#: data]`` rows (the ``fold_row`` column, migration 0002; see
-#: ``read_for_fold``), with the arrival times a read model needs.  Events are
-#: aliased ``e``; one query reads one game, the other many.
+#: data]`` rows (see ``read_for_fold``), with the arrival times a read model
+#: needs.  ``data`` is json (migration 0008): its text is the stored text, so a
+#: row is plain concatenation.  Events are aliased ``e``; one query reads one
+#: game, the other many.
 _FOLD_COLUMNS = (
-    "'[' || string_agg(e.fold_row, ',' ORDER BY e.seq) || ']',"
-    # seq 1 is always the platform's opening event (GameCreated).
-    " max(e.meta->>'received_at') FILTER (WHERE e.seq = 1), max(e.meta->>'received_at')"
+    "'[' || string_agg('[' || e.seq || ',\"' || e.type || '\",' || e.data::text || ']', ',' ORDER BY e.seq) || ']',"
+    # seq 1 is always the platform's opening event (GameCreated), which carries its meta.
+    " max(e.meta->>'received_at') FILTER (WHERE e.seq = 1)"
 )
-#: The clock recorded with the stream's head (service/core/clocks.py): one
-#: index probe, in the same snapshot as the rows, so it is the last row's.
-_HEAD_CLOCK = "(SELECT x.meta->'clock' FROM events x WHERE x.game_id = {} ORDER BY x.seq DESC LIMIT 1)"
-_FOLD_QUERY = f"SELECT {_FOLD_COLUMNS}, {_HEAD_CLOCK.format('%s')} FROM events e WHERE e.game_id = %s AND e.seq > %s"
+#: The meta of the stream's head (arrival time, clock: service/core/clocks.py):
+#: the last row that stores one (a decision's later events store NULL: "the
+#: one before"), one backward index probe in the same snapshot as the rows.
+_HEAD_META = "(SELECT x.meta FROM events x WHERE x.game_id = {} AND x.meta IS NOT NULL ORDER BY x.seq DESC LIMIT 1)"
+_FOLD_QUERY = (
+    f"SELECT {_FOLD_COLUMNS}, CASE WHEN count(*) > 0 THEN {_HEAD_META.format('%s')} END"
+    " FROM events e WHERE e.game_id = %s AND e.seq > %s"
+)
 _FOLD_MANY_QUERY = (
-    f"SELECT c.game_id::text, {_FOLD_COLUMNS}, {_HEAD_CLOCK.format('c.game_id')}"
+    f"SELECT c.game_id::text, {_FOLD_COLUMNS}, {_HEAD_META.format('c.game_id')}"
     " FROM unnest(%s::uuid[], %s::int[]) AS c(game_id, after)"
     " JOIN events e ON e.game_id = c.game_id AND e.seq > c.after GROUP BY c.game_id"
 )
@@ -78,30 +96,69 @@ def insert_guarded(n: int, table: str = "events", stream: str = "game_id") -> st
     )
 
 
-_INSERT = f"INSERT INTO events ({_EVENT_COLS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-_SELECT = (
-    "SELECT game_id::text, seq, type, schema_version, data, meta, data_digest, meta_digest, prev_hash, hash FROM events"
+def insert_plain(table: str = "events", stream: str = "game_id") -> str:
+    """One row, unguarded (inside a transaction whose first statement was guarded)."""
+    return f"INSERT INTO {table} ({_EVENT_COLS.replace('game_id', stream, 1)}) VALUES {_ROW}"
+
+
+_INSERT = insert_plain()
+_SELECT = f"SELECT {event_columns()} FROM events"
+
+
+def event_params(stream_id: uuid.UUID, events: Sequence[StoredEvent]) -> list[Any]:
+    """The insert parameters of sealed events, row after row (a game's or a
+    tournament's stream).  An event whose meta is its predecessor's in the same
+    batch (a decision's events share one) stores NULL: "the meta of the event
+    before" (migration 0008); the first row of a batch always stores its own."""
+    params: list[Any] = []
+    prev: dict[str, Any] | None = None
+    for e in events:
+        same = prev is not None and (e.meta is prev or e.meta == prev)
+        params += (
+            stream_id,
+            e.seq,
+            e.type,
+            e.schema_version,
+            Json(e.data),
+            None if same else Json(e.meta),
+            e.data_digest,
+            e.meta_digest,
+            e.prev_hash,
+            e.hash,
+        )
+        prev = e.meta
+    return params
+
+
+MetaBefore = Callable[[str, int], dict[str, Any]]
+
+
+def rows_to_events(rows: Sequence[Sequence[Any]], meta_before: MetaBefore) -> list[StoredEvent]:
+    """Stored events from rows of :func:`event_columns`, in stream order per
+    stream: a NULL meta is the meta of the event before in the same stream;
+    ``meta_before(stream_id, seq)`` finds it when that event is not among the
+    rows (a read that starts inside a decision)."""
+    last: dict[str, dict[str, Any]] = {}
+    out = []
+    for r in rows:
+        meta = r[5]
+        if meta is None:
+            meta = last.get(r[0]) or meta_before(r[0], r[1])
+        last[r[0]] = meta
+        out.append(StoredEvent(r[0], r[1], r[2], r[3], r[4], meta, r[6], r[7], r[8], r[9]))
+    return out
+
+
+def meta_before_query(table: str = "events", stream: str = "game_id") -> str:
+    """The meta in force at a seq: the nearest row at or before it that stores one."""
+    return f"SELECT meta FROM {table} WHERE {stream} = %s AND seq <= %s AND meta IS NOT NULL ORDER BY seq DESC LIMIT 1"
+
+
+_META_BEFORE = meta_before_query()
+_META_BEFORE_ROW = (
+    "SELECT m.meta FROM events m WHERE m.game_id = events.game_id AND m.seq < events.seq"
+    " AND m.meta IS NOT NULL ORDER BY m.seq DESC LIMIT 1"
 )
-
-
-def event_params(stream_id: uuid.UUID, e: StoredEvent) -> tuple:
-    """The insert parameters of one sealed event (a game's or a tournament's stream)."""
-    return (
-        stream_id,
-        e.seq,
-        e.type,
-        e.schema_version,
-        Jsonb(e.data),
-        Jsonb(e.meta),
-        e.data_digest,
-        e.meta_digest,
-        e.prev_hash,
-        e.hash,
-    )
-
-
-def _row_to_event(row: Sequence[Any]) -> StoredEvent:
-    return StoredEvent(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9])
 
 
 #: A pooled connection checked out less than this many seconds ago is not
@@ -162,7 +219,7 @@ class EventStore(Pooled):
                         "INSERT INTO seat_tokens (game_id, seat, player, token_hash) VALUES (%s, %s, %s, %s)",
                         [(gid, i, p, h) for i, (p, h) in enumerate(zip(record.players, token_hashes, strict=True))],
                     )
-                    cur.executemany(_INSERT, [event_params(gid, e) for e in sealed])
+                    cur.execute(insert_guarded(len(sealed)), [*event_params(gid, sealed), gid, 0])
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(str(exc)) from exc
 
@@ -183,8 +240,7 @@ class EventStore(Pooled):
         # parameters a row, and PostgreSQL takes 65535); the rest, if any,
         # in the same transaction.
         head = sealed[:_GUARDED_ROWS]
-        params = [p for e in head for p in event_params(gid, e)]
-        params += [gid, expected_version]
+        params = [*event_params(gid, head), gid, expected_version]
         try:
             with self._conn() as conn, conn.cursor() as cur:
                 if idempotent is None and snapshot is None and len(sealed) == len(head):
@@ -198,7 +254,8 @@ class EventStore(Pooled):
                     if cur.rowcount != len(head):
                         raise Conflict(expected_version)
                     if len(sealed) > len(head):
-                        cur.executemany(_INSERT, [event_params(gid, e) for e in sealed[len(head) :]])
+                        rest = event_params(gid, sealed)[len(head) * 10 :]
+                        cur.executemany(_INSERT, [rest[i : i + 10] for i in range(0, len(rest), 10)])
                     if idempotent is not None:
                         cur.execute(
                             "INSERT INTO intent_keys (game_id, key, seat, request_hash, response)"
@@ -259,7 +316,7 @@ class EventStore(Pooled):
         if upto is not None:
             q += " AND seq <= %s"
             params.append(upto)
-        return [_row_to_event(r) for r in self._fetch(q + " ORDER BY seq", params)]
+        return rows_to_events(self._fetch(q + " ORDER BY seq", params), self._meta_before)
 
     def read_for_fold(self, game_id: str, after: int = 0) -> FoldBatch:
         """The events after ``after`` as a :class:`FoldBatch`: what a
@@ -282,7 +339,7 @@ class EventStore(Pooled):
         holding the GIL for long, and the folding thread parses it."""
         gid = uuid.UUID(game_id)
         rows = self._fetch(_FOLD_QUERY, (gid, gid, after))
-        return rows[0] if rows else (None, None, None, None)
+        return rows[0] if rows else (None, None, None)
 
     def iter_stream(self, game_id: str, after: int = 0, batch: int = 1000) -> Iterator[StoredEvent]:
         """The stream in batches, without holding it all in memory."""
@@ -291,11 +348,16 @@ class EventStore(Pooled):
                 _SELECT + " WHERE game_id = %s AND seq > %s ORDER BY seq LIMIT %s",
                 (uuid.UUID(game_id), after, batch),
             )
-            for r in rows:
-                yield _row_to_event(r)
+            yield from rows_to_events(rows, self._meta_before)
             if len(rows) < batch:
                 return
             after = rows[-1][1]
+
+    def _meta_before(self, game_id: str, seq: int) -> dict[str, Any]:
+        rows = self._fetch(_META_BEFORE, (uuid.UUID(game_id), seq))
+        if not rows:
+            raise LookupError(f"game {game_id}: no meta at or before seq {seq}")
+        return rows[0][0]
 
     def version(self, game_id: str) -> int:
         rows = self._fetch("SELECT coalesce(max(seq), 0) FROM events WHERE game_id = %s", (uuid.UUID(game_id),))
@@ -307,8 +369,10 @@ class EventStore(Pooled):
         """The global feed after ``after``, in ``(tx_id, position)`` order,
         only from transactions that can no longer be joined by an earlier one."""
         q = (
-            "SELECT tx_id::text, position, game_id::text, seq, type, schema_version, data, meta,"
-            " data_digest, meta_digest, prev_hash, hash FROM events"
+            # The feed's rows hop between streams: a NULL meta is filled in here, by one
+            # backward index probe (COALESCE evaluates it only for those rows).
+            f"SELECT {event_columns(meta=f'coalesce(meta, ({_META_BEFORE_ROW}))')},"
+            " tx_id::text, position FROM events"
             " WHERE (tx_id, position) > (%s::xid8, %s)"
             " AND tx_id < pg_snapshot_xmin(pg_current_snapshot())"
         )
@@ -320,7 +384,8 @@ class EventStore(Pooled):
         # sort 100115 before 96498.
         q += " ORDER BY events.tx_id, events.position LIMIT %s"
         params.append(limit)
-        return [((r[0], r[1]), _row_to_event(r[2:])) for r in self._fetch(q, params)]
+        rows = self._fetch(q, params)
+        return [((r[10], r[11]), e) for r, e in zip(rows, rows_to_events(rows, self._meta_before), strict=True)]
 
     def feed_positions(self, after: Cursor = START, limit: int = 1000) -> list[tuple[Cursor, str, int]]:
         """:meth:`read_all` reduced to ``(cursor, game_id, seq)``: all a

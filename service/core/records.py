@@ -61,15 +61,17 @@ class FoldBatch:
     rows: list[FoldRow]
     #: ``received_at`` of the GameCreated event, if it is in the stretch.
     created_at: str | None
-    #: The latest ``received_at`` in the stretch (for the lag metric).
+    #: ``received_at`` of the stretch's last decision (for the lag metric).
     newest_at: str | None
     #: The clock recorded with the last event (``meta.clock``, service/core/clocks.py).
     clock: dict[str, Any] | None = None
 
     @classmethod
     def parse(cls, raw: tuple[Any, ...]) -> FoldBatch:
-        text, created_at, newest_at, *rest = raw
-        return cls(orjson.loads(text) if text else [], created_at, newest_at, rest[0] if rest else None)
+        """From the store's ``(rows text, GameCreated's received_at, the head's meta)``."""
+        text, created_at, head_meta = raw
+        head_meta = head_meta or {}
+        return cls(orjson.loads(text) if text else [], created_at, head_meta.get("received_at"), head_meta.get("clock"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,13 +17,21 @@ from typing import Any
 
 import psycopg
 
-from service.core.eventstore import Conflict, event_params, insert_guarded
+from service.core.eventstore import (
+    Conflict,
+    event_columns,
+    event_params,
+    insert_guarded,
+    insert_plain,
+    meta_before_query,
+    rows_to_events,
+)
 from service.core.pooled import Pooled, StoreUnavailable
 from service.core.records import START, Cursor, StoredEvent
 
-_COLS = "tournament_id, seq, type, schema_version, data, meta, data_digest, meta_digest, prev_hash, hash"
-_ROW = "(%s::uuid, %s::int, %s::text, %s::smallint, %s::jsonb, %s::jsonb, %s::text, %s::text, %s::text, %s::text)"
-_SELECT = f"SELECT {_COLS.replace('tournament_id', 'tournament_id::text', 1)} FROM tournament_events"
+_SELECT = f"SELECT {event_columns('tournament_id')} FROM tournament_events"
+_INSERT = insert_plain("tournament_events", "tournament_id")
+_META_BEFORE = meta_before_query("tournament_events", "tournament_id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +44,6 @@ class TournamentRecord:
     organiser: str | None
     seed_commitment: str
     created_at: str
-
-
-def _event(row: Sequence[Any]) -> StoredEvent:
-    # StoredEvent's first field is named for games; here it holds the tournament id.
-    return StoredEvent(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9])
 
 
 class TournamentStore(Pooled):
@@ -60,9 +63,8 @@ class TournamentStore(Pooled):
                     (tid, record.name, record.game, record.organiser, record.seed_commitment),
                 )
                 cur.execute("INSERT INTO tournament_seeds (tournament_id, seed) VALUES (%s, %s)", (tid, seed))
-                cur.executemany(
-                    f"INSERT INTO tournament_events ({_COLS}) VALUES {_ROW}", [event_params(tid, e) for e in sealed]
-                )
+                params = event_params(tid, sealed)
+                cur.executemany(_INSERT, [params[i : i + 10] for i in range(0, len(params), 10)])
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(str(exc)) from exc
 
@@ -70,7 +72,7 @@ class TournamentStore(Pooled):
         """Append ``sealed`` (numbered from ``expected_version + 1``) in one
         statement, only if the stream's head is still ``expected_version``."""
         tid = uuid.UUID(tournament_id)
-        params = [p for e in sealed for p in event_params(tid, e)] + [tid, expected_version]
+        params = [*event_params(tid, sealed), tid, expected_version]
         query = insert_guarded(len(sealed), "tournament_events", "tournament_id")
         try:
             with self._conn() as conn, conn.cursor() as cur:
@@ -102,7 +104,14 @@ class TournamentStore(Pooled):
         rows = self._fetch(
             _SELECT + " WHERE tournament_id = %s AND seq > %s ORDER BY seq", (uuid.UUID(tournament_id), after)
         )
-        return [_event(r) for r in rows]
+        # StoredEvent's first field is named for games; here it holds the tournament id.
+        return rows_to_events(rows, self._meta_before)
+
+    def _meta_before(self, tournament_id: str, seq: int) -> dict[str, Any]:
+        rows = self._fetch(_META_BEFORE, (uuid.UUID(tournament_id), seq))
+        if not rows:
+            raise LookupError(f"tournament {tournament_id}: no meta at or before seq {seq}")
+        return rows[0][0]
 
     def ids(self, after: str | None = None, limit: int = 500) -> list[str]:
         """Every tournament id in id order, paged (for rebuilds)."""

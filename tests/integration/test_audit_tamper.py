@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json, Jsonb
 
 from projections import keys
 from projections.runner import project_game
@@ -85,7 +85,7 @@ def test_tampered_event_fails_at_its_seq(client, ctx, settings, game):
     target = _middle_engine_event(ctx, game)
     with attacker(settings) as conn:
         conn.execute(
-            "UPDATE events SET data = data || %s WHERE game_id = %s AND seq = %s",
+            "UPDATE events SET data = (data::jsonb || %s)::json WHERE game_id = %s AND seq = %s",
             (Jsonb({"tampered": True}), uuid.UUID(game), target.seq),
         )
     report = _audit(client, game)
@@ -114,9 +114,9 @@ def test_rewritten_digest_and_hash_still_breaks_the_chain(client, ctx, settings,
     dd, md, h = canonical.seal(b"\x01" * 32, game, target.seq, target.type, 1, data, target.meta, target.prev_hash)
     with attacker(settings) as conn:
         conn.execute(
-            "UPDATE events SET data = %s, data_digest = %s, meta_digest = %s, hash = %s"
-            " WHERE game_id = %s AND seq = %s",
-            (Jsonb(data), dd, md, h, uuid.UUID(game), target.seq),
+            "UPDATE events SET data = %s, data_digest = decode(%s, 'hex'), meta_digest = decode(%s, 'hex'),"
+            " hash = decode(%s, 'hex') WHERE game_id = %s AND seq = %s",
+            (Json(data), dd, md, h, uuid.UUID(game), target.seq),
         )
     report = _audit(client, game)
     assert report["ok"] is False
@@ -140,7 +140,7 @@ def test_swapped_revealed_seed_fails_seed_and_chain(client, ctx, settings, game)
     assert closing.type == "GameFinished"
     with attacker(settings) as conn:
         conn.execute(
-            "UPDATE events SET data = jsonb_set(data, '{seed}', %s) WHERE game_id = %s AND seq = %s",
+            "UPDATE events SET data = jsonb_set(data::jsonb, '{seed}', %s)::json WHERE game_id = %s AND seq = %s",
             (Jsonb(os.urandom(32).hex()), uuid.UUID(game), closing.seq),
         )
     report = _audit(client, game)
@@ -170,8 +170,9 @@ def test_edited_intent_breaks_chain_and_redecide_at_its_seq(client, ctx, setting
     meta = dict(target.meta) | {"intent": other}
     with attacker(settings) as conn:
         conn.execute(
+            # Only the decision's first event stores its meta (the others: "the one before").
             "UPDATE events SET meta = %s WHERE game_id = %s AND meta->>'intent_id' = %s",
-            (Jsonb(meta), uuid.UUID(game), target.meta["intent_id"]),
+            (Json(meta), uuid.UUID(game), target.meta["intent_id"]),
         )
     report = _audit(client, game)
     assert report["ok"] is False
@@ -263,10 +264,10 @@ def test_insider_with_the_seed_resealing_the_chain_is_caught_by_redecide(client,
     resealed = seal_events(seed, game, target.seq, events[i - 1].hash, new)
     with attacker(settings) as conn, conn.cursor() as cur:
         cur.executemany(
-            "UPDATE events SET data = %s, data_digest = %s, meta_digest = %s, prev_hash = %s, hash = %s"
-            " WHERE game_id = %s AND seq = %s",
+            "UPDATE events SET data = %s, data_digest = decode(%s, 'hex'), meta_digest = decode(%s, 'hex'),"
+            " prev_hash = decode(%s, 'hex'), hash = decode(%s, 'hex') WHERE game_id = %s AND seq = %s",
             [
-                (Jsonb(e.data), e.data_digest, e.meta_digest, e.prev_hash, e.hash, uuid.UUID(game), e.seq)
+                (Json(e.data), e.data_digest, e.meta_digest, e.prev_hash, e.hash, uuid.UUID(game), e.seq)
                 for e in resealed
             ],
         )
