@@ -81,7 +81,8 @@ def board_fields(
     # iterate dicts in insertion order, which differs between a state folded
     # from scratch (rebuild) and one read back from the JSON checkpoint (live),
     # and the read model must not depend on which path built it.
-    state = orjson.loads(dumps(state))
+    canonical_state = dumps(state)
+    state = orjson.loads(canonical_state)
     if not finished:
         result = None
     elif result is None:
@@ -94,7 +95,8 @@ def board_fields(
         "to_act": dumps(to_act),
         "result": dumps(result),
         "clock": dumps(clocks.public(info.get("clock"), clock)),
-        "state": dumps(state),
+        # The same bytes as dumping ``state`` again (it is that text, parsed), once.
+        "state": canonical_state,
         "view:public": dumps(engine.view(state, None)),
         "view:admin": dumps(engine.view(state, ADMIN)),
     }

@@ -184,6 +184,9 @@ class _Write:
     deadline: str | None = None
     #: Seconds the hash has left once written (a game finishing now, with a retention); 0: no expiry.
     expire: int = 0
+    #: The hash's first write (it had no ``info``): a new game, a rebuild, or a finished game
+    #: brought back after its retention.
+    first: bool = True
 
 
 def _prepare(
@@ -221,7 +224,7 @@ def _prepare(
     deadline = None if finished else clocks.earliest(batch.clock)
     finished_now = finished and status != b"finished"
     expire = retention if finished_now and retention > 0 else 0
-    write = _Write(keys.game(game_id), info, fields, finished_now, batch.newest_at, deadline, expire)
+    write = _Write(keys.game(game_id), info, fields, finished_now, batch.newest_at, deadline, expire, raw_info is None)
     return last[SEQ], finished, write
 
 
@@ -230,10 +233,17 @@ def _apply(pipe: Any, write: _Write) -> None:
     if write.expire:
         # The finish and the time to live in one MULTI: views and checkpoint leave together.
         pipe.expire(write.key, write.expire)
-    # The game lists move in the same MULTI as the board they index.
-    game_lists.index_game(pipe, write.info, write.fields, write.finished_now)
+    # The game lists move in the same MULTI as the board they index.  What they
+    # hold of a game (its creation time, type, players, rating, status) comes
+    # from its opening event and its status alone, so only the hash's first
+    # write and the finish can change them: rewriting the same members on every
+    # commit was most of the MULTI's commands (docs/PERFORMANCE.md, "Third session").
+    if write.first or write.finished_now:
+        game_lists.index_game(pipe, write.info, write.fields, write.finished_now)
     # The clocks' index too: the scheduler looks for timeouts there (workers/timeouts.py).
-    deadlines.index(pipe, write.info["id"], write.deadline)
+    # A game created without a clock never has an entry: removing it again is a no-op.
+    if write.first or write.deadline is not None or "clock" in write.info:
+        deadlines.index(pipe, write.info["id"], write.deadline)
     # Followers (streams, waits, accounts) are pushed the news from inside the
     # same MULTI: heard only once the write is there (projections/publish.py).
     publish.game_written(pipe, write.info, write.fields, write.finished_now, write.newest_at)

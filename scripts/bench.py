@@ -37,6 +37,7 @@ from typing import Any
 
 import bench_api
 import bench_baseline
+import bench_cpu
 import bench_delivery
 import bench_fold
 import bench_peer
@@ -95,10 +96,20 @@ def run_http(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: f
         games = _create_games(svc, ctx, _plans(1000, 2 * CLIENTS, steps, "load"))
     if _phase("api", only):
         say(f"api_intents_16: {CLIENTS} clients posting planned legal intents to {len(games)} games")
+        groups = _cpu_groups(env, "api", "worker")
+        cpu0 = bench_cpu.snapshot(groups)
+        steps0 = sum(g.next_step for g in games)
         cpu_srv = cpu_seconds(server_pids())
         r = bench_api.api_intents(url, games, CLIENTS, seconds)
         srv = cpu_seconds(server_pids()) - cpu_srv
+        cpu_api = bench_cpu.snapshot({"api": groups["api"]})
         drained = env.wait_queue_empty()
+        # The worker's (and PostgreSQL's) share includes the backlog the phase
+        # left: every accepted intent's projection, not only those done in time.
+        drained_all = bench_api.wait_projected(env.redis(), games)
+        cpu1 = bench_cpu.snapshot({k: v for k, v in groups.items() if k != "api"}) | cpu_api
+        _put_cpu(res, "cpu_ms_per_intent", env, cpu0, cpu1, sum(g.next_step for g in games) - steps0)
+        res.details["cpu_ms_per_intent"]["projections_drained_s"] = drained_all
         res.put(
             "api_intents_16",
             r.rate,
@@ -120,8 +131,17 @@ def run_http(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: f
         rate = float(fixed) if fixed else (res.get("api_intents_16") or 200) / 2
         why = "BENCH_LAG_RATE" if fixed else "half of api_intents_16"
         say(f"lag: {rate:,.0f} intents/s ({why}), watching g:{{id}} version in Redis")
+        groups = _cpu_groups(env, "api", "worker")
+        cpu0 = bench_cpu.snapshot(groups)
+        steps0 = sum(g.next_step for g in games)
         r, lags = bench_api.lag(url, env.redis(), games, rate, seconds)
+        cpu_api = bench_cpu.snapshot({"api": groups["api"]})
         env.wait_queue_empty()
+        bench_api.wait_projected(env.redis(), games)
+        cpu1 = bench_cpu.snapshot({k: v for k, v in groups.items() if k != "api"}) | cpu_api
+        # At a fixed rate (open loop), the CPU an intent costs compares between runs
+        # better than in the closed loop, where batching moves with the rate reached.
+        _put_cpu(res, "cpu_ms_per_intent_at_lag_rate", env, cpu0, cpu1, sum(g.next_step for g in games) - steps0)
         from bench_http import percentile
 
         p50, p99 = percentile(lags, 50) * 1000, percentile(lags, 99) * 1000
@@ -134,6 +154,49 @@ def run_http(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: f
         run_depth(url, res, svc, ctx)
     env.stop("api")
     env.stop("worker")
+
+
+def _cpu_groups(env: BenchEnv, *names: str) -> dict[str, Callable[[], list[int]]]:
+    """The process groups whose CPU a phase costs: our processes ``names``
+    (each with its children), and the PostgreSQL and Redis servers."""
+    groups = {name: (lambda pid=env.procs[name].pid: bench_cpu.tree(pid)) for name in names}
+    groups["postgres"] = bench_cpu.trees_named("postgres")
+    groups["redis"] = bench_cpu.trees_named("redis-server")
+    return groups
+
+
+def _bench_backends(env: BenchEnv) -> set[int]:
+    """PostgreSQL backends connected to the bench database now."""
+    with psycopg.connect(env.database_url, autocommit=True) as conn:
+        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()").fetchall()
+    return {int(row[0]) for row in rows}
+
+
+def _inserted(env: BenchEnv) -> int:
+    """Rows the baseline endpoint has inserted so far (ids are a sequence, no rollbacks)."""
+    with psycopg.connect(env.database_url, autocommit=True) as conn:
+        row = conn.execute("SELECT coalesce(max(id), 0) FROM bench_insert").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _put_cpu(
+    res: Results, key: str, env: BenchEnv, before: bench_cpu.Snapshot, after: bench_cpu.Snapshot, n: int
+) -> None:
+    """``key``: CPU milliseconds per accepted request of every group but Redis
+    (the issue's budget: our processes and PostgreSQL); the breakdown in details."""
+    ms = {group: bench_cpu.used(before, after, group) * 1000 for group in after}
+    # PostgreSQL is shared with the machine's other users: the bench database's
+    # own backends are given apart (backends that closed during the phase are not in it).
+    ms["postgres_bench_db_only"] = bench_cpu.used(before, after, "postgres", _bench_backends(env)) * 1000
+    counted = [g for g in after if g != "redis"]
+    total = sum(ms[g] for g in counted)
+    per = {f"{g}_ms_per_request": v / max(n, 1) for g, v in ms.items()}
+    res.put(key, total / n if n else None, requests=n, counted=counted, cpu_ms=ms, **per)
+    say(
+        f"  {key}: {total / max(n, 1):.2f} ms over {n:,} requests ("
+        + ", ".join(f"{g} {v / max(n, 1):.2f}" for g, v in ms.items())
+        + ")"
+    )
 
 
 def run_depth(url: str, res: Results, svc: GameService, ctx: Any) -> None:
@@ -255,8 +318,13 @@ def main(argv: list[str] | None = None) -> int:
         if _phase("flask", only):
             url = env.start_gunicorn("baseline", "bench_wsgi:app")
             say(f"flask_insert_16: minimal Flask INSERT endpoint under the same gunicorn at {url}")
+            groups = _cpu_groups(env, "baseline")
+            rows0 = _inserted(env)
+            cpu0 = bench_cpu.snapshot(groups)
             r = bench_baseline.flask_insert(url, CLIENTS, seconds)
+            cpu1 = bench_cpu.snapshot(groups)
             res.put("flask_insert_16", r.rate, p50_ms=r.p(50), p99_ms=r.p(99), errors=r.errors)
+            _put_cpu(res, "cpu_ms_per_flask_insert", env, cpu0, cpu1, _inserted(env) - rows0)
             env.stop("baseline")
             say(f"  {r.rate:,.0f} req/s, p50 {r.p(50):.1f} ms, p99 {r.p(99):.1f} ms")
         if _phase("peer", only):

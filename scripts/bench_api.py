@@ -48,6 +48,21 @@ def api_intents(url: str, games: list[Created], clients: int, seconds: float) ->
     return closed_loop(url, clients, seconds, _intents(games, clients))
 
 
+def wait_projected(r: redis.Redis, games: list[Created], timeout: float = 120.0) -> float:
+    """Wait until every game's read model shows the version its last accepted
+    intent reached (the projection backlog is drained); returns seconds waited."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        with r.pipeline(transaction=False) as pipe:
+            for g in games:
+                pipe.hget(keys.game(g.game_id), "version")
+            seen = pipe.execute()
+        if all(v is not None and int(v) >= g.version for g, v in zip(games, seen, strict=True)):
+            break
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
 class LagWatcher:
     """Polls the games' ``version`` fields (one pipelined round trip for every
     pending intent) and records, per accepted intent, the time from its 201

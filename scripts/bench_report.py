@@ -19,6 +19,9 @@ FIGURES: dict[str, tuple[str, str]] = {
     "flask_insert_16": ("req/s", "baseline: minimal Flask INSERT+COMMIT, our gunicorn, 16 clients"),
     "peer_cmd_1": ("cmds/s", "peer: eventsourcing reload-decide-save, in process"),
     "api_intents_16": ("intents/s", "ours: legal intents over HTTP, 16 clients"),
+    "cpu_ms_per_intent": ("ms", "CPU per intent: gunicorn + RQ worker (backlog drained) + PostgreSQL"),
+    "cpu_ms_per_intent_at_lag_rate": ("ms", "the same in the lag phase, at its fixed rate (compares between runs)"),
+    "cpu_ms_per_flask_insert": ("ms", "CPU per baseline request: its gunicorn + PostgreSQL"),
     "lag_p50_ms": ("ms", "commit -> visible in Redis, p50 (at half api rate)"),
     "lag_p99_ms": ("ms", "commit -> visible in Redis, p99"),
     "fold_ceiling": ("events/s", "fold + board views in memory, one process"),
@@ -77,6 +80,7 @@ class Results:
             at_least("api_intents_16 / peer_cmd_1", self.ratio("api_intents_16", "peer_cmd_1"), 2),
             at_most("lag_p50_ms", self.get("lag_p50_ms"), 5),
             at_most("lag_p99_ms", self.get("lag_p99_ms"), 20),
+            at_most("cpu_ms_per_intent", self.get("cpu_ms_per_intent"), 1.5),
             at_least("rebuild_rate / fold_ceiling", self.ratio("rebuild_rate", "fold_ceiling"), 0.5),
         ]
         out += [

@@ -74,9 +74,7 @@ def redis_bytes(ctx: Any, svc: GameService, say: Callable[[str], None], per_kind
     return out
 
 
-def pg_bytes(
-    database_url: str, say: Callable[[str], None], intents: int = 400, clock: bool = True
-) -> dict[str, Any]:
+def pg_bytes(database_url: str, say: Callable[[str], None], intents: int = 400, clock: bool = True) -> dict[str, Any]:
     """PostgreSQL bytes per event: games of each kind (2, 3 and 4 players) played by random
     legal intents through ``GameService.submit`` (so every event carries the meta a real one
     does: intent, seat, arrival time and the default clock; ``clock=False``: games with no

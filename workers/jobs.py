@@ -48,11 +48,12 @@ def _linger(ctx: context.Context, shard: int, seconds: float) -> tuple[int, bool
     deadline, refreshed = now + seconds, now
     try:
         while (left := deadline - time.monotonic()) > 0:
-            if nudge.wait_for_commit(shard, min(LINGER_POLL, left)):
-                more, finished = _drain_dirty(ctx, shard)
+            popped, others = nudge.wait_and_pop(shard, min(LINGER_POLL, left), DRAIN_BATCH)
+            if popped:
+                more, finished = _drain_dirty(ctx, shard, popped)
                 projected += more
                 any_finished = any_finished or finished
-            if nudge.others_waiting():
+            if others:
                 break
             if time.monotonic() - refreshed > LINGER_TTL / 4:
                 nudge.keep_lingering(shard)
@@ -65,11 +66,18 @@ def _linger(ctx: context.Context, shard: int, seconds: float) -> tuple[int, bool
     return projected + more, any_finished or finished
 
 
-def _drain_dirty(ctx: context.Context, shard: int) -> tuple[int, bool]:
-    """Project every game in the shard's dirty set; (games, any finished)."""
+def _drain_dirty(ctx: context.Context, shard: int, first: list[str] | None = None) -> tuple[int, bool]:
+    """Project every game in the shard's dirty set (``first``: a batch already
+    popped from it); (games, any finished).
+
+    A batch smaller than :data:`DRAIN_BATCH` emptied the set: no second pop.
+    A game marked after it either wakes the lingering job (its flag is
+    ``lingering``) or, with no flag, enqueues a new drain job (``Nudge.__call__``),
+    so stopping there misses nothing."""
     projected = 0
     any_finished = False
-    while batch := ctx.nudge.pop_dirty(shard, DRAIN_BATCH):
+    batch = first if first is not None else ctx.nudge.pop_dirty(shard, DRAIN_BATCH)
+    while batch:
         try:
             results, failed = runner.catch_up_many(
                 ctx.redis, ctx.store, batch, retention=ctx.settings.finished_retention_s
@@ -89,6 +97,7 @@ def _drain_dirty(ctx: context.Context, shard: int) -> tuple[int, bool]:
             any_finished = True
             # A tournament's table may have just ended: its tournament advances (workers/tournaments.py).
             tournaments.games_finished(ctx, ended)
+        batch = ctx.nudge.pop_dirty(shard, DRAIN_BATCH) if len(batch) >= DRAIN_BATCH else []
     return projected, any_finished
 
 

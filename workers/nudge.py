@@ -143,6 +143,21 @@ class Nudge:
         """Block until a commit wakes the lingering job, or ``timeout``."""
         return bool(self.redis.brpop([wake(shard)], timeout=timeout))
 
+    def wait_and_pop(self, shard: int, timeout: float, count: int) -> tuple[list[str], bool]:
+        """:meth:`wait_for_commit`, then :meth:`pop_dirty` and :meth:`others_waiting`,
+        in ONE round trip: Redis runs a pipeline's commands in order, so the pop
+        happens once the wait is over (woken or timed out).  A lingering job
+        under load is woken about once per commit: one round trip per wake
+        instead of three (docs/PERFORMANCE.md, "Third session").  Returns the
+        games popped (whether woken or not: they must be projected) and whether
+        another job waits."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.brpop([wake(shard)], timeout=timeout)
+            pipe.spop(dirty(shard), count)
+            pipe.llen(self.queue.key)
+            _, popped, waiting = pipe.execute()
+        return [gid.decode() for gid in popped or ()], bool(waiting)
+
     def keep_lingering(self, shard: int) -> None:
         self.redis.expire(drain_pending(shard), LINGER_TTL)
 

@@ -41,6 +41,7 @@ Contract (checked for every engine by ``tests/property/test_conformance.py``)
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import marshal
 from dataclasses import dataclass
@@ -82,9 +83,17 @@ class Command:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
-        for f in dataclasses.fields(self):
-            out[f.name] = getattr(self, f.name)
+        for name in _field_names(type(self)):
+            out[name] = getattr(self, name)
         return out
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A command class's field names, in order.  ``dataclasses.fields`` builds
+    them anew on every call, and every legal list of every projection calls
+    ``to_json`` on each legal command (docs/PERFORMANCE.md, "Third session")."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 class RuleViolation(Exception):
