@@ -238,55 +238,95 @@ def _digests(e) -> tuple[str, ...]:
     return e.data_digest, e.meta_digest, e.prev_hash, e.hash
 
 
-def test_migration_0008_keeps_every_event(settings):
-    """A store written in the format before migration 0008 (jsonb, hex text,
-    every event's meta) reads back, event for event, exactly as it was."""
+@pytest.fixture
+def old_format(settings):
+    """A database migrated up to 0007 only, holding one stream written as the
+    store wrote it before migration 0008 (jsonb, hex text, every event's meta):
+    ``(url, admin url, game id, the events)``; dropped afterwards with every
+    database named after it."""
     from psycopg import sql
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
-    from psycopg_pool import ConnectionPool
 
-    from service.core.eventstore import EventStore
-    from service.core.migrate import MIGRATIONS, migrate
+    from service.core.migrate import MIGRATIONS
 
     name = conninfo_to_dict(settings.database_url)["dbname"] + "_m8"
     admin = make_conninfo(settings.database_url, dbname="postgres")
     url = make_conninfo(settings.database_url, dbname=name)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        gid = str(uuid.uuid4())
-        meta0 = {"seat": None, "received_at": now_iso()}
-        events = seal(SEED, gid, 1, canonical.GENESIS, [NewEvent("GameCreated", {"players": ["a"]}, meta0)])
-        events += seal(SEED, gid, 2, events[-1].hash, _decision(3))
-        events += seal(SEED, gid, 5, events[-1].hash, _decision(1, seat=1))
-        with psycopg.connect(url) as conn:
-            conn.execute(
-                "CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
-            )
-            for path in sorted(MIGRATIONS.glob("*.sql")):
-                if path.name >= "0008":
-                    break
-                conn.execute(path.read_text())
-                conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (path.name,))
-            conn.execute(
-                "INSERT INTO games (game_id, game, rules_version, players, options, seed_commitment)"
-                " VALUES (%s, 'nauticus', '1', '[]', '{}', '')",
-                (uuid.UUID(gid),),
-            )
-            for e in events:  # the old format, as the store wrote it before 0008
-                conn.execute(
-                    "INSERT INTO events (game_id, seq, type, schema_version, data, meta, data_digest, meta_digest,"
-                    " prev_hash, hash) VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s, %s)",
-                    (uuid.UUID(gid), e.seq, e.type, 1, Jsonb(e.data), Jsonb(e.meta), *_digests(e)),
-                )
-        assert migrate(url) == ["0008_compact_events.sql"]
-        with ConnectionPool(url, min_size=1, max_size=2) as pool:
-            store = EventStore(pool)
-            assert store.read(gid) == events
-            with pool.connection() as conn:
-                stored = conn.execute("SELECT seq FROM events WHERE meta IS NOT NULL ORDER BY seq").fetchall()
-            assert [r[0] for r in stored] == [1, 2, 5]
-    finally:
+
+    def drop() -> None:
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+            for db in (name, name + "_restored"):
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(db)))
+
+    drop()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    gid = str(uuid.uuid4())
+    meta0 = {"seat": None, "received_at": now_iso()}
+    events = seal(SEED, gid, 1, canonical.GENESIS, [NewEvent("GameCreated", {"players": ["a"]}, meta0)])
+    events += seal(SEED, gid, 2, events[-1].hash, _decision(3))
+    events += seal(SEED, gid, 5, events[-1].hash, _decision(1, seat=1))
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for path in sorted(MIGRATIONS.glob("*.sql")):
+            if path.name >= "0008":
+                break
+            conn.execute(path.read_text())
+            conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (path.name,))
+        conn.execute(
+            "INSERT INTO games (game_id, game, rules_version, players, options, seed_commitment)"
+            " VALUES (%s, 'nauticus', '1', '[]', '{}', '')",
+            (uuid.UUID(gid),),
+        )
+        conn.execute("INSERT INTO game_seeds (game_id, seed) VALUES (%s, %s)", (uuid.UUID(gid), SEED))
+        for e in events:
+            conn.execute(
+                "INSERT INTO events (game_id, seq, type, schema_version, data, meta, data_digest, meta_digest,"
+                " prev_hash, hash) VALUES (%s, %s, %s, %s, %s::jsonb, %s::jsonb, %s, %s, %s, %s)",
+                (uuid.UUID(gid), e.seq, e.type, 1, Jsonb(e.data), Jsonb(e.meta), *_digests(e)),
+            )
+    try:
+        yield url, admin, gid, events
+    finally:
+        drop()
+
+
+def _read_back(url: str, gid: str) -> tuple[list, list[int]]:
+    """The stream as the store reads it, and the seqs whose row stores a meta."""
+    from psycopg_pool import ConnectionPool
+
+    from service.core.eventstore import EventStore
+
+    with ConnectionPool(url, min_size=1, max_size=2) as pool:
+        with pool.connection() as conn:
+            stored = conn.execute("SELECT seq FROM events WHERE meta IS NOT NULL ORDER BY seq").fetchall()
+        return EventStore(pool).read(gid), [r[0] for r in stored]
+
+
+def test_migration_0008_keeps_every_event(old_format):
+    """A store written in the format before migration 0008 reads back, event
+    for event, exactly as it was; each decision's meta is then stored once."""
+    from service.core.migrate import migrate
+
+    url, _, gid, events = old_format
+    assert migrate(url) == ["0008_compact_events.sql"]
+    assert _read_back(url, gid) == (events, [1, 2, 5])
+
+
+def test_a_backup_from_before_0008_restores_into_the_compact_format(old_format, tmp_path):
+    """``make backup`` of a store not yet migrated to 0008, restored by this
+    version: loaded under the file's own migrations, then 0008 runs over it."""
+    from psycopg.conninfo import make_conninfo
+
+    from service.core import backup
+
+    url, _, gid, events = old_format
+    path = tmp_path / "old.qdb.gz"
+    with path.open("wb") as f:
+        backup.backup(url, f)
+    target = make_conninfo(url, dbname=psycopg.conninfo.conninfo_to_dict(url)["dbname"] + "_restored")
+    report = backup.restore(target, path)
+    assert report.migrations_after == ["0008_compact_events.sql"]
+    assert _read_back(target, gid) == (events, [1, 2, 5])
