@@ -143,7 +143,9 @@ def rows_to_events(rows: Sequence[Sequence[Any]], meta_before: MetaBefore) -> li
     for r in rows:
         meta = r[5]
         if meta is None:
-            meta = last.get(r[0]) or meta_before(r[0], r[1])
+            meta = last.get(r[0])
+            if meta is None:
+                meta = meta_before(r[0], r[1])
         last[r[0]] = meta
         out.append(StoredEvent(r[0], r[1], r[2], r[3], r[4], meta, r[6], r[7], r[8], r[9]))
     return out
