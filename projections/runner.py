@@ -37,8 +37,8 @@ from projections.boards import board_fields, dumps, info_of
 from service.core import clocks
 from service.core.eventstore import EventStore, StoreUnavailable
 from service.core.pipeline import GAME_CREATED, GAME_FINISHED
-from service.core.records import DATA, SEQ, START, TYPE, Cursor, FoldBatch, FoldRow
-from service.core.replay import fold_rows
+from service.core.records import START, Cursor, FoldBatch
+from service.core.replay import fold_batch
 from service.games import registry
 
 log = logging.getLogger(__name__)
@@ -170,7 +170,7 @@ def catch_up_many(
 
 #: What a projection reads of a game's hash before folding.
 _CURRENT = ("version", "state", "info", "status")
-_NOTHING = FoldBatch([], None, None)
+_NOTHING = FoldBatch(0, [], [], None, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,23 +200,21 @@ def _prepare(
     events read after its checkpoint: ``(version, finished, write or None)``."""
     raw_version, raw_state, raw_info, status = current
     version = int(raw_version or 0)
-    rows = batch.rows
-    if rows and rows[0][SEQ] <= version:
-        rows = [row for row in rows if row[SEQ] > version]
-    if not rows:
+    batch = batch.after(version)
+    if not batch.types:
         return version, status == b"finished", None
-    first, last = rows[0], rows[-1]
-    if first[TYPE] == GAME_CREATED:
-        info = info_of(game_id, first[DATA], batch.created_at)
+    if batch.types[0] == GAME_CREATED:
+        info = info_of(game_id, batch.datas[0], batch.created_at)
     elif raw_info is not None:
         info = orjson.loads(raw_info)
     else:
         raise RuntimeError(f"game {game_id}: stream has no opening event")
     # GameFinished closes a stream: nothing is appended after it.
-    finished = status == b"finished" or last[TYPE] == GAME_FINISHED
+    closed = batch.types[-1] == GAME_FINISHED
+    finished = status == b"finished" or closed
     # The platform's result (forfeits ranked last, or an abort) closes the stream.
-    result = last[DATA]["result"] if last[TYPE] == GAME_FINISHED else None
-    fields = _fold(info, raw_state, rows, finished, result, batch.clock)
+    result = batch.datas[-1]["result"] if closed else None
+    fields = _fold(info, raw_state, batch, finished, result, batch.clock)
     if raw_info is None:
         # Seat token hashes, so queries can tell seats apart without asking
         # PostgreSQL.
@@ -225,7 +223,7 @@ def _prepare(
     finished_now = finished and status != b"finished"
     expire = retention if finished_now and retention > 0 else 0
     write = _Write(keys.game(game_id), info, fields, finished_now, batch.newest_at, deadline, expire, raw_info is None)
-    return last[SEQ], finished, write
+    return batch.last_seq, finished, write
 
 
 def _apply(pipe: Any, write: _Write) -> None:
@@ -258,15 +256,15 @@ def _observe_lag(received: str | None) -> None:
 def _fold(
     info: dict[str, Any],
     raw_state: bytes | None,
-    rows: list[FoldRow],
+    batch: FoldBatch,
     finished: bool,
     result: dict[str, Any] | None = None,
     clock: dict[str, Any] | None = None,
 ) -> dict[str, str]:
     engine = registry.get(info["game"], info["rules_version"])
     state = orjson.loads(raw_state) if raw_state else None
-    state = fold_rows(engine, rows, state)
-    return board_fields(engine, info, state, rows[-1][SEQ], finished, result=result, clock=clock)
+    state = fold_batch(engine, batch, state)
+    return board_fields(engine, info, state, batch.last_seq, finished, result=result, clock=clock)
 
 
 def rebuild_game(r: redis.Redis, store: EventStore, game_id: str, retention: int = 0) -> int:
@@ -409,7 +407,7 @@ def rebuild_boards(
     # streams are held at a time, so memory stays flat however many events
     # the store holds.
 
-    def read(gid: str) -> tuple[tuple[str | None, str | None, str | None], list[bytes]]:
+    def read(gid: str) -> tuple[tuple[Any, ...], list[bytes]]:
         # Text only: parsing here would hold the GIL for milliseconds at a
         # time, stalling the folding thread at each of its Redis round trips.
         return store.read_for_fold_raw(gid), store.token_hashes(gid)

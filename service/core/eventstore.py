@@ -56,13 +56,13 @@ def event_columns(stream: str = "game_id", meta: str = "meta") -> str:
     return f"{stream}::text, seq, type, schema_version, data, {meta}, {_HEX_TAIL}"
 
 
-#: A stream's events after a seq as one JSON array text of ``[seq, "type",
-#: data]`` rows (see ``read_for_fold``), with the arrival times a read model
-#: needs.  ``data`` is json (migration 0008): its text is the stored text, so a
-#: row is plain concatenation.  Events are aliased ``e``; one query reads one
-#: game, the other many.
+#: A stream's events after a seq as a projection reads them (``read_for_fold``):
+#: their data as ONE JSON array text (``data`` is json, migration 0008: its
+#: text is the stored text, joined as it is), their types joined by commas,
+#: the first seq, and the arrival time a read model needs.  Events are aliased
+#: ``e``; one query reads one game, the other many.
 _FOLD_COLUMNS = (
-    "'[' || string_agg('[' || e.seq || ',\"' || e.type || '\",' || e.data::text || ']', ',' ORDER BY e.seq) || ']',"
+    "'[' || string_agg(e.data::text, ',' ORDER BY e.seq) || ']', string_agg(e.type, ',' ORDER BY e.seq), min(e.seq),"
     # seq 1 is always the platform's opening event (GameCreated), which carries its meta.
     " max(e.meta->>'received_at') FILTER (WHERE e.seq = 1)"
 )
@@ -341,7 +341,7 @@ class EventStore(Pooled):
         holding the GIL for long, and the folding thread parses it."""
         gid = uuid.UUID(game_id)
         rows = self._fetch(_FOLD_QUERY, (gid, gid, after))
-        return rows[0] if rows else (None, None, None)
+        return rows[0] if rows else (None, None, None, None, None)
 
     def iter_stream(self, game_id: str, after: int = 0, batch: int = 1000) -> Iterator[StoredEvent]:
         """The stream in batches, without holding it all in memory."""

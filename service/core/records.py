@@ -47,18 +47,18 @@ class StoredEvent:
         }
 
 
-#: What a projection reads of a stored event: ``[seq, type, data]`` (a list,
-#: as orjson parses it: a fold builds one per event, and any object built per
-#: event costs as much as the fold itself; ``make bench``: rebuild).
-FoldRow = list[Any]
-SEQ, TYPE, DATA = 0, 1, 2
-
-
 @dataclass(frozen=True, slots=True)
 class FoldBatch:
-    """A stretch of a stream as a projection reads it (``read_for_fold``)."""
+    """A stretch of a stream as a projection reads it (``read_for_fold``): the
+    events' types and data as two lists, the n-th event being seq
+    ``first_seq + n`` (a stream is dense).  Two flat lists, not an object or a
+    list per event: any object built per event costs as much as the fold
+    itself (``make bench``: rebuild, docs/PERFORMANCE.md)."""
 
-    rows: list[FoldRow]
+    #: The seq of the first event (0 when the stretch is empty).
+    first_seq: int
+    types: list[str]
+    datas: list[Any]
     #: ``received_at`` of the GameCreated event, if it is in the stretch.
     created_at: str | None
     #: ``received_at`` of the stretch's last decision (for the lag metric).
@@ -66,12 +66,34 @@ class FoldBatch:
     #: The clock recorded with the last event (``meta.clock``, service/core/clocks.py).
     clock: dict[str, Any] | None = None
 
+    @property
+    def last_seq(self) -> int:
+        return self.first_seq + len(self.types) - 1
+
+    def after(self, version: int) -> FoldBatch:
+        """The events with seq > ``version`` (a projection that moved on since the read)."""
+        skip = version - self.first_seq + 1
+        if skip <= 0 or not self.types:
+            return self
+        return FoldBatch(self.first_seq + skip, self.types[skip:], self.datas[skip:], None, self.newest_at, self.clock)
+
     @classmethod
     def parse(cls, raw: tuple[Any, ...]) -> FoldBatch:
-        """From the store's ``(rows text, GameCreated's received_at, the head's meta)``."""
-        text, created_at, head_meta = raw
+        """From the store's ``(data array text, types joined by commas, first seq,
+        GameCreated's received_at, the head's meta)``."""
+        datas_text, types_text, first_seq, created_at, head_meta = raw
+        if not types_text:
+            return cls(0, [], [], None, None, None)
         head_meta = head_meta or {}
-        return cls(orjson.loads(text) if text else [], created_at, head_meta.get("received_at"), head_meta.get("clock"))
+        # An event type is a plain name (a CHECK constraint): a comma never occurs in one.
+        return cls(
+            first_seq,
+            types_text.split(","),
+            orjson.loads(datas_text),
+            created_at,
+            head_meta.get("received_at"),
+            head_meta.get("clock"),
+        )
 
 
 @dataclass(frozen=True, slots=True)

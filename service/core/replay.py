@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from service.core.pipeline import PLATFORM_EVENTS
-from service.core.records import FoldRow, StoredEvent
+from service.core.records import FoldBatch, StoredEvent
 from service.games.base import Engine, Event, State
 
 
@@ -21,10 +21,10 @@ def fold_stream(engine: Engine, events: Iterable[StoredEvent], state: State | No
     return state
 
 
-def fold_rows(engine: Engine, rows: Iterable[FoldRow], state: State | None = None) -> State | None:
-    """:func:`fold_stream` for the rows a projection reads (``read_for_fold``)."""
+def fold_batch(engine: Engine, batch: FoldBatch, state: State | None = None) -> State | None:
+    """:func:`fold_stream` for what a projection reads (``read_for_fold``)."""
     evolve = engine.evolve
-    for _, type_, data in rows:
+    for type_, data in zip(batch.types, batch.datas, strict=True):
         if type_ not in PLATFORM_EVENTS:
             state = evolve(state, Event(type_, data))
     return state

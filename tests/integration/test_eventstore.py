@@ -170,7 +170,7 @@ def test_global_feed_never_skips_a_late_commit(store, private_db):
 
 
 def test_read_for_fold_gives_what_read_gives(store):
-    """Projections read ``[seq, type, data]`` rows joined from the stored
+    """Projections read types and data joined from the stored
     json text (migration 0008): the same values, in the same key order, as the
     full rows, with the arrival times a read model needs."""
     gid = _game(store)
@@ -181,13 +181,17 @@ def test_read_for_fold_gives_what_read_gives(store):
     store.append(gid, 1, seal(SEED, gid, 1 + 1, head.hash, [_event(1), late]))
     full = store.read(gid)
     batch = store.read_for_fold(gid)
-    assert batch.rows == [[e.seq, e.type, e.data] for e in full]
-    assert [list(r[2]) for r in batch.rows] == [list(e.data) for e in full]  # key order too
+    assert (batch.first_seq, batch.types, batch.datas) == (1, [e.type for e in full], [e.data for e in full])
+    assert [list(d) for d in batch.datas] == [list(e.data) for e in full]  # key order too
+    assert batch.last_seq == 3
     assert batch.created_at == full[0].meta["received_at"]
     assert batch.newest_at == "2100-01-01T00:00:01Z"
     later = store.read_for_fold(gid, after=2)
-    assert later.rows == [[3, "Thing", awkward]] and later.created_at is None
-    assert store.read_for_fold(gid, after=3).rows == []
+    assert (later.first_seq, later.types, later.datas) == (3, ["Thing"], [awkward]) and later.created_at is None
+    assert store.read_for_fold(gid, after=3).types == []
+    # A projection that moved on since its read folds only what it lacks.
+    assert batch.after(2).types == ["Thing"] and batch.after(2).first_seq == 3 and batch.after(2).created_at is None
+    assert batch.after(0) is batch and batch.after(3).types == []
 
 
 def test_an_event_type_is_a_name(store):
