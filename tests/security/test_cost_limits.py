@@ -103,9 +103,11 @@ def test_a_game_that_never_ends_is_aborted_unrated_at_its_length_cap(capped, ctx
     assert [e.type for e in events[-2:]] == [GAME_ABORTED, GAME_FINISHED]
     assert events[-2].data == {"reason": LENGTH_CAP, "by": "platform"}
     assert events[-1].data["result"]["reason"] == "aborted"
-    # It stopped at the cap: the decision that reached it, then the abort.
+    # It stopped at the cap: the decision that reached it (it began below the cap; a
+    # nautilus-industries decision may append twenty events and more), then the abort.
     before_abort = events[-3].seq
-    assert CAP <= before_abort < CAP + 20 and events[-1].seq == before_abort + 2
+    decision = [e for e in events if e.meta["intent_id"] == events[-3].meta["intent_id"]]
+    assert decision[0].seq <= CAP <= before_abort and events[-1].seq == before_abort + 2
     # The intent's batch holds the abort (one intent id), so re-deciding reproduces it.
     assert events[-1].meta["intent_id"] == events[-3].meta["intent_id"]
     report = checks.audit_game(ctx.store, ctx.redis, gid, projection=False)
@@ -128,8 +130,10 @@ def test_the_cap_is_the_one_the_game_was_created_with(capped, app, ctx):
     """A game keeps the cap of its creation when the setting changes."""
     created = capped.extensions["quarterdeck"].games.create_game("nautilus-industries", ["a", "b"], {})
     play_random(app, created, seed=4)  # served by an app whose cap is the default
-    assert ctx.store.read(created["id"])[-2].type == GAME_ABORTED
-    assert ctx.store.version(created["id"]) < CAP + 20
+    events = ctx.store.read(created["id"])
+    assert events[-2].type == GAME_ABORTED
+    decision = [e for e in events if e.meta["intent_id"] == events[-1].meta["intent_id"]]
+    assert decision[0].seq <= CAP <= events[-3].seq  # the decision that reached the cap began below it
 
 
 def test_the_feed_is_paged_and_streamed_in_bounded_memory(capped, ctx, settings):
@@ -150,8 +154,14 @@ def test_the_feed_is_paged_and_streamed_in_bounded_memory(capped, ctx, settings)
     assert big.headers.get("X-Next-After") is None if head <= 3000 else big.headers["X-Next-After"] == "3000"
     total = len(big.get_data())
     assert big.get_data(as_text=True).count("\n") == min(head, 3000)
-    # Streamed: the memory a page takes does not grow with the page.
-    peaks = {n: streamed_peak(c, gid, n, settings.admin_token) for n in (500, 3000)}
+    # Streamed: the memory a page takes does not grow with the page.  tracemalloc counts
+    # every thread's allocations (a pool opening a connection in the background, say), so
+    # each size is measured three times and its smallest peak kept: growth with the page
+    # would show in every one.
+    peaks = {
+        n: min((streamed_peak(c, gid, n, settings.admin_token) for _ in range(3)), key=lambda m: m[1])
+        for n in (500, 3000)
+    }
     print(f"feed pages: peak traced memory {peaks} (bytes)")
     assert peaks[3000][0] == total
     assert peaks[3000][1] < 1.5 * peaks[500][1], peaks
