@@ -130,15 +130,27 @@ def event_params(stream_id: uuid.UUID, events: Sequence[StoredEvent]) -> list[An
     return params
 
 
+#: Insert parameters per event row (``_EVENT_COLS``).
+_PARAMS_PER_ROW = 10
+
+
+def param_rows(params: list[Any]) -> list[list[Any]]:
+    """:func:`event_params`' flat list cut into one list per row (for ``executemany``)."""
+    return [params[i : i + _PARAMS_PER_ROW] for i in range(0, len(params), _PARAMS_PER_ROW)]
+
+
 MetaBefore = Callable[[str, int], dict[str, Any]]
 
 
-def rows_to_events(rows: Sequence[Sequence[Any]], meta_before: MetaBefore) -> list[StoredEvent]:
+def rows_to_events(
+    rows: Sequence[Sequence[Any]], meta_before: MetaBefore, last: dict[str, dict[str, Any]] | None = None
+) -> list[StoredEvent]:
     """Stored events from rows of :func:`event_columns`, in stream order per
     stream: a NULL meta is the meta of the event before in the same stream;
     ``meta_before(stream_id, seq)`` finds it when that event is not among the
-    rows (a read that starts inside a decision)."""
-    last: dict[str, dict[str, Any]] = {}
+    rows (a read that starts inside a decision).  ``last``: each stream's
+    latest meta, carried from one batch of a read to the next (updated)."""
+    last = {} if last is None else last
     out = []
     for r in rows:
         meta = r[5]
@@ -242,7 +254,8 @@ class EventStore(Pooled):
         # parameters a row, and PostgreSQL takes 65535); the rest, if any,
         # in the same transaction.
         head = sealed[:_GUARDED_ROWS]
-        params = [*event_params(gid, head), gid, expected_version]
+        every = event_params(gid, sealed)
+        params = [*every[: len(head) * _PARAMS_PER_ROW], gid, expected_version]
         try:
             with self._conn() as conn, conn.cursor() as cur:
                 if idempotent is None and snapshot is None and len(sealed) == len(head):
@@ -256,8 +269,7 @@ class EventStore(Pooled):
                     if cur.rowcount != len(head):
                         raise Conflict(expected_version)
                     if len(sealed) > len(head):
-                        rest = event_params(gid, sealed)[len(head) * 10 :]
-                        cur.executemany(_INSERT, [rest[i : i + 10] for i in range(0, len(rest), 10)])
+                        cur.executemany(_INSERT, param_rows(every[len(head) * _PARAMS_PER_ROW :]))
                     if idempotent is not None:
                         cur.execute(
                             "INSERT INTO intent_keys (game_id, key, seat, request_hash, response)"
@@ -345,12 +357,13 @@ class EventStore(Pooled):
 
     def iter_stream(self, game_id: str, after: int = 0, batch: int = 1000) -> Iterator[StoredEvent]:
         """The stream in batches, without holding it all in memory."""
+        last: dict[str, dict[str, Any]] = {}  # the meta in force, from one batch to the next
         while True:
             rows = self._fetch(
                 _SELECT + " WHERE game_id = %s AND seq > %s ORDER BY seq LIMIT %s",
                 (uuid.UUID(game_id), after, batch),
             )
-            yield from rows_to_events(rows, self._meta_before)
+            yield from rows_to_events(rows, self._meta_before, last)
             if len(rows) < batch:
                 return
             after = rows[-1][1]

@@ -24,6 +24,7 @@ from service.core.eventstore import (
     insert_guarded,
     insert_plain,
     meta_before_query,
+    param_rows,
     rows_to_events,
 )
 from service.core.pooled import Pooled, StoreUnavailable
@@ -63,8 +64,7 @@ class TournamentStore(Pooled):
                     (tid, record.name, record.game, record.organiser, record.seed_commitment),
                 )
                 cur.execute("INSERT INTO tournament_seeds (tournament_id, seed) VALUES (%s, %s)", (tid, seed))
-                params = event_params(tid, sealed)
-                cur.executemany(_INSERT, [params[i : i + 10] for i in range(0, len(params), 10)])
+                cur.executemany(_INSERT, param_rows(event_params(tid, sealed)))
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(str(exc)) from exc
 
