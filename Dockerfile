@@ -21,7 +21,9 @@ COPY projections ./projections
 COPY schemas ./schemas
 # Editable, so that data files next to the code (service/core/migrations/*.sql, ...) are used from /app
 # exactly as in development; the code stays root-owned and read-only for the service user.
-RUN pip install -e . && python -c "import service, workers"
+# Bytecode compiled at build time: PYTHONDONTWRITEBYTECODE (and the read-only code) would make every
+# process start compile the modules from source again.
+RUN pip install -e . && python -m compileall -q service workers projections schemas && python -c "import service, workers"
 
 USER quarterdeck
 EXPOSE 8000

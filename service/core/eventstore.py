@@ -13,11 +13,13 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import orjson
 import psycopg
 from psycopg.types.json import Json, Jsonb
 from psycopg_pool import ConnectionPool
@@ -105,6 +107,20 @@ _INSERT = insert_plain()
 _SELECT = f"SELECT {event_columns()} FROM events"
 
 
+def json_text(obj: Any) -> str:
+    """An event's ``data`` or ``meta`` as the JSON text stored in its ``json``
+    column: compact (no blank after ``,`` and ``:``, which the standard library
+    puts there by default: 21 bytes an event, docs/PERFORMANCE.md), written by
+    orjson.  Only storage: digests and hashes are computed over the canonical
+    form (service/core/canonical.py), never over this text, and readers parse
+    it back to the same values.  What orjson refuses (an integer beyond 64 bits,
+    which canonical JSON allows) is written by the standard library instead."""
+    try:
+        return orjson.dumps(obj).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(obj, separators=(",", ":"))
+
+
 def event_params(stream_id: uuid.UUID, events: Sequence[StoredEvent]) -> list[Any]:
     """The insert parameters of sealed events, row after row (a game's or a
     tournament's stream).  An event whose meta is its predecessor's in the same
@@ -119,8 +135,8 @@ def event_params(stream_id: uuid.UUID, events: Sequence[StoredEvent]) -> list[An
             e.seq,
             e.type,
             e.schema_version,
-            Json(e.data),
-            None if same else Json(e.meta),
+            json_text(e.data),
+            None if same else json_text(e.meta),
             e.data_digest,
             e.meta_digest,
             e.prev_hash,

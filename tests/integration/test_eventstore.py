@@ -194,6 +194,38 @@ def test_read_for_fold_gives_what_read_gives(store):
     assert batch.after(0) is batch and batch.after(3).types == []
 
 
+def test_data_and_meta_are_stored_as_compact_json_text(store, private_db):
+    """Storage only (docs/PERFORMANCE.md, "PostgreSQL bytes per event"): the json
+    columns hold compact text, non-ASCII as it is; an integer beyond 64 bits
+    (which canonical JSON allows and orjson refuses) is still stored, by the
+    standard library; every reader gets the same values back, and the stored
+    digests still check."""
+    gid = _game(store)
+    data = {"text": "Nereus ⚓ é", "list": [1, 2], "nested": {"a": None}}
+    huge = {"huge": 2**70, "text": "é"}
+    meta = {"seat": 0, "received_at": now_iso(), "intent": {"type": "x", "tile": 3}}
+    events = [NewEvent("Thing", data, meta), NewEvent("Thing", huge, meta)]
+    store.append(gid, 1, seal(SEED, gid, 2, store.read(gid)[-1].hash, events))
+    with psycopg.connect(private_db[0]) as conn:
+        rows = conn.execute(
+            "SELECT data::text, meta::text FROM events WHERE game_id = %s AND seq > 1 ORDER BY seq", (uuid.UUID(gid),)
+        ).fetchall()
+    assert rows == [
+        (
+            '{"text":"Nereus ⚓ é","list":[1,2],"nested":{"a":null}}',
+            f'{{"seat":0,"received_at":"{meta["received_at"]}","intent":{{"type":"x","tile":3}}}}',
+        ),
+        ('{"huge":1180591620717411303424,"text":"\\u00e9"}', None),  # the decision's meta is stored once
+    ]
+    read = store.read(gid)[1:]
+    assert [(e.data, e.meta) for e in read] == [(data, meta), (huge, meta)]
+    assert [list(e.data) for e in read] == [list(data), list(huge)]
+    assert store.read_for_fold(gid, after=1).datas == [data, huge]
+    for e in read:
+        salt = canonical.event_salt(SEED, e.seq)
+        assert (canonical.digest(salt, e.data), canonical.digest(salt, e.meta)) == (e.data_digest, e.meta_digest)
+
+
 def test_an_event_type_is_a_name(store):
     """The type goes into the fold rows' JSON text unescaped, so the database
     refuses any type that is not a plain name."""
