@@ -12,7 +12,7 @@ import redis
 from bench_http import LoadResult, closed_loop, percentile
 from bench_plan import Created
 
-from projections import keys
+from projections import keys, publish
 
 Progress = Callable[[str], None]
 
@@ -64,60 +64,100 @@ def wait_projected(r: redis.Redis, games: list[Created], timeout: float = 120.0)
 
 
 class LagWatcher:
-    """Polls the games' ``version`` fields (one pipelined round trip for every
-    pending intent) and records, per accepted intent, the time from its 201
-    answer to its version being visible in Redis."""
+    """Records, per accepted intent, the time from its 201 answer to its
+    version being visible in Redis, by listening to what the projection
+    announces: ``PUBLISH g:{<id>}:changed <version>`` is queued in the same
+    ``MULTI`` that writes the game's new version (projections/publish.py), so
+    hearing it is the moment the version became visible.  Listening, not
+    polling: the watcher used to poll the pending games' versions every 0.5 ms,
+    ~2,000 round trips a second from the bench to the Redis server being
+    measured, and half a millisecond of quantisation (docs/PERFORMANCE.md,
+    "Lag").  An intent whose version was announced before its answer reached
+    its client counts 0."""
 
-    def __init__(self, r: redis.Redis, poll: float = 0.0005):
-        self.r, self.poll = r, poll
-        self.pending: list[tuple[str, int, float]] = []
+    def __init__(self, r: redis.Redis):
+        self.r = r
+        #: game id -> the highest version announced so far.
+        self.heard: dict[str, int] = {}
+        #: game id -> [(version awaited, the 201's time)].
+        self.pending: dict[str, list[tuple[int, float]]] = {}
         self.lags: list[float] = []
+        #: Intents whose announcement never came within 30 s of the end (pub/sub is fire and forget).
+        self.lost = 0
         self.lock = threading.Lock()
         self.stop = threading.Event()
+        self.pubsub = r.pubsub()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def accept(self, g: Created, t1: float) -> None:
         with self.lock:
-            self.pending.append((keys.game(g.game_id), g.version, t1))
+            if self.heard.get(g.game_id, 0) >= g.version:
+                self.lags.append(0.0)
+            else:
+                self.pending.setdefault(g.game_id, []).append((g.version, t1))
+
+    def _heard(self, game_id: str, version: int, now: float) -> None:
+        with self.lock:
+            if version > self.heard.get(game_id, 0):
+                self.heard[game_id] = version
+            waiting = self.pending.pop(game_id, None)
+            if not waiting:
+                return
+            still = []
+            for awaited, t1 in waiting:
+                if awaited <= version:
+                    self.lags.append(max(0.0, now - t1))
+                else:
+                    still.append((awaited, t1))
+            if still:
+                self.pending[game_id] = still
 
     def _run(self) -> None:
-        while not (self.stop.is_set() and not self.pending):
-            with self.lock:
-                batch = list(self.pending)
-            if batch:
-                with self.r.pipeline(transaction=False) as pipe:
-                    for key, _, _ in batch:
-                        pipe.hget(key, "version")
-                    seen = pipe.execute()
-                now = time.perf_counter()
-                done = set()
-                for (key, version, t1), v in zip(batch, seen, strict=True):
-                    if v is not None and int(v) >= version:
-                        self.lags.append(max(0.0, now - t1))
-                        done.add((key, version, t1))
-                    elif now - t1 > 30:
-                        done.add((key, version, t1))  # lost; the sweep would catch it up later
+        deadline = None
+        while True:
+            message = self.pubsub.get_message(ignore_subscribe_messages=True, timeout=0.05)
+            now = time.perf_counter()
+            if message is not None and message["type"] == "pmessage":
+                game_id = publish.game_of(message["channel"].decode())
+                if game_id is not None:
+                    self._heard(game_id, int(message["data"]), now)
+            if self.stop.is_set():
                 with self.lock:
-                    self.pending = [p for p in self.pending if p not in done]
-            time.sleep(self.poll)
+                    left = sum(len(w) for w in self.pending.values())
+                deadline = deadline or now + 30
+                if not left or now > deadline:
+                    self.lost = left
+                    return
 
     def __enter__(self) -> LagWatcher:
+        # Subscribed before the first intent is sent: its confirmation is awaited here.
+        self.pubsub.psubscribe(publish.GAME_PATTERN)
+        started = time.monotonic()
+        while time.monotonic() - started < 10:
+            message = self.pubsub.get_message(timeout=1)
+            if message is not None and message["type"] == "psubscribe":
+                break
+        else:
+            raise RuntimeError("the lag watcher could not subscribe to the projection's announcements")
         self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
         self.thread.join(timeout=40)
+        self.pubsub.close()
 
 
-def lag(url: str, r: redis.Redis, games: list[Created], rate: float, seconds: float) -> tuple[LoadResult, list[float]]:
+def lag(
+    url: str, r: redis.Redis, games: list[Created], rate: float, seconds: float
+) -> tuple[LoadResult, list[float], int]:
     """Intents at a fixed ``rate`` (open loop, 16 clients: with fewer, each
     client's schedule outruns the answers and the rate is not reached); lags
-    in seconds."""
+    in seconds, and the intents whose announcement was never heard."""
     clients = 16
     with LagWatcher(r) as watcher:
         result = closed_loop(url, clients, seconds, _intents(games, clients, watcher.accept), pace=rate)
-    return result, watcher.lags
+    return result, watcher.lags, watcher.lost
 
 
 def latency_by_depth(url: str, early: list[Created], late: list[Created], per_game: int) -> dict[str, Any]:

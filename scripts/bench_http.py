@@ -5,6 +5,7 @@ the client side costs as little CPU as possible — the bench reports how much).
 
 from __future__ import annotations
 
+import gc
 import http.client
 import threading
 import time
@@ -138,11 +139,22 @@ def closed_loop(
 
     ends: list[float] = []
     threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(clients)]
+    # The load generator must not pause itself: a full collection of this
+    # process (its plans, its games: 50 ms and more) stops every client and the
+    # lag watcher at once, and would be counted as the service's latency.  No
+    # collection while the load runs (the clients' garbage is freed by
+    # reference counting); one after it.
+    gc.collect()
+    gc.disable()
     cpu0 = time.process_time()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        gc.enable()
     result.client_cpu = time.process_time() - cpu0
+    gc.collect()
     result.seconds = max(0.0, min(stop_at, max(ends, default=measure_from)) - measure_from)
     return result

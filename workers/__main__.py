@@ -18,6 +18,7 @@ import time
 import redis
 from rq import Queue, SimpleWorker
 
+from service.bootstrap import freeze_startup_heap
 from service.logs import configure_logging
 from workers import context, jobs, timeouts
 
@@ -56,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     # RQ's own connection, without the components' socket timeout: its
     # blocking dequeue waits far longer than a query ever should.
     conn = redis.Redis.from_url(settings.redis_url)
+    freeze_startup_heap()
     log.info("worker on queue %s (sweep every %.0fs)", settings.queue_name, interval)
     while True:
         try:

@@ -26,28 +26,34 @@ def drain(shard: int) -> int:
     ctx = context.get()
     nudge = ctx.nudge
     started = time.perf_counter()
-    nudge.take_over(shard)
+    nudge.take_over(shard)  # flagged "lingering" from now on: commits wake this job
+    flagged = time.monotonic()
     projected, any_finished = _drain_dirty(ctx, shard)
-    linger = ctx.settings.projection_linger
-    if linger > 0 and nudge.start_lingering(shard):
-        more, finished = _linger(ctx, shard, linger)
-        projected += more
-        any_finished = any_finished or finished
+    more, finished = _linger(ctx, shard, ctx.settings.projection_linger, flagged)
+    projected += more
+    any_finished = any_finished or finished
     if any_finished:
         _global_projections(ctx)
     metrics.JOB_SECONDS.labels("drain").observe(time.perf_counter() - started)
     return projected
 
 
-def _linger(ctx: context.Context, shard: int, seconds: float) -> tuple[int, bool]:
+def _linger(ctx: context.Context, shard: int, seconds: float, flagged: float) -> tuple[int, bool]:
+    """Project commits as they wake the job for ``seconds`` (or until another
+    job waits), then clear the flag (set at ``flagged``, monotonic) and drain
+    once more."""
     from workers.nudge import LINGER_POLL, LINGER_TTL
 
     nudge = ctx.nudge
     projected, any_finished = 0, False
-    now = time.monotonic()
-    deadline, refreshed = now + seconds, now
+    deadline, refreshed = time.monotonic() + seconds, flagged
+    # With seconds <= 0 (no lingering) the loop does not run: the job only
+    # clears its flag and drains once more.
     try:
         while (left := deadline - time.monotonic()) > 0:
+            if time.monotonic() - refreshed > LINGER_TTL / 4:
+                nudge.keep_lingering(shard)
+                refreshed = time.monotonic()
             popped, others = nudge.wait_and_pop(shard, min(LINGER_POLL, left), DRAIN_BATCH)
             if popped:
                 more, finished = _drain_dirty(ctx, shard, popped)
@@ -55,9 +61,6 @@ def _linger(ctx: context.Context, shard: int, seconds: float) -> tuple[int, bool
                 any_finished = any_finished or finished
             if others:
                 break
-            if time.monotonic() - refreshed > LINGER_TTL / 4:
-                nudge.keep_lingering(shard)
-                refreshed = time.monotonic()
     finally:
         nudge.stop_lingering(shard)
     # Commits that found us lingering just before we stopped only woke us:

@@ -6,14 +6,22 @@ One protocol, all of it here (keys, TTLs, the two Lua scripts):
   shard's drain job is already queued or lingering, flags one ``queued`` and
   enqueues it (one atomic script, one round trip); if one is lingering, it
   **wakes** it instead;
-* the drain job (``workers.jobs.drain``) clears the flag, drains the set,
-  then **lingers**: flagged ``lingering``, it projects each new commit as it
+* the drain job (``workers.jobs.drain``) flags the shard ``lingering`` as it
+  starts, drains the set, then **lingers**: it projects each new commit as it
   arrives, woken through a list, until it is idle or wanted elsewhere, and
-  then **unlingers** atomically.
+  then **unlingers** atomically and drains the set once more.
 
-The flag moves ``queued`` -> absent -> ``lingering`` -> absent, so no commit
-can be missed: either a commit saw the flag and its game is in the set the job
-drains once more after it stops, or it did not and enqueues a new job.  The
+The flag moves ``queued`` -> ``lingering`` -> absent, so no commit can be
+missed: a commit that saw ``queued`` rides on a job that has not started (it
+drains the set); one that saw ``lingering`` woke the running job, whose next
+wait returns at once (or its game is in the set the job drains after it
+stops); one that saw no flag enqueues a new job.
+
+The job takes the flag as it *starts*, not after its first drain: a commit
+during that drain would otherwise have found no flag and enqueued one more
+job, and under load one did nearly every time, so jobs alternated instead of
+lingering (``make bench``, lag phase: 58-123 such jobs in a run, each a full
+RQ job cycle that the commits behind it waited for; docs/PERFORMANCE.md, "Lag").  The
 API calls one function, :meth:`Nudge.__call__`, after every commit, and the
 query side calls the same one to ask for a missing read model.
 """
@@ -124,20 +132,17 @@ class Nudge:
 
     # -- the drain job's side -------------------------------------------------
     def take_over(self, shard: int) -> None:
-        """A drain job starts: clear the ``queued`` flag before reading the set,
-        so a game marked from now on enqueues a new job and one marked before
-        is in the set."""
-        self.redis.delete(drain_pending(shard))
+        """A drain job starts: flag the shard ``lingering`` (in place of its own
+        ``queued``) before reading the set, so a game marked from now on wakes
+        this job and one marked before is in the set.  Whatever ends the job
+        clears the flag first and drains once more (:meth:`stop_lingering`)."""
+        self.redis.set(drain_pending(shard), LINGERING, ex=LINGER_TTL)
 
     def pop_dirty(self, shard: int, count: int) -> list[str]:
         return [gid.decode() for gid in self.redis.spop(dirty(shard), count)]
 
     def put_back(self, shard: int, game_ids: list[str]) -> None:
         self.redis.sadd(dirty(shard), *game_ids)
-
-    def start_lingering(self, shard: int) -> bool:
-        """Flag the shard ``lingering`` unless a new job was flagged meanwhile."""
-        return bool(self.redis.set(drain_pending(shard), LINGERING, nx=True, ex=LINGER_TTL))
 
     def wait_for_commit(self, shard: int, timeout: float) -> bool:
         """Block until a commit wakes the lingering job, or ``timeout``."""

@@ -49,7 +49,8 @@ def on_starting(server: Any) -> None:
 
 
 def post_worker_init(worker: Any) -> None:
-    """When the worker is told to stop (SIGTERM: ``alive`` turns false), end
+    """The app is loaded: freeze what it built (``freeze_startup_heap``).
+    When the worker is told to stop (SIGTERM: ``alive`` turns false), end
     every stream with a final line the client can resume from, so that the
     worker drains within its graceful timeout instead of cutting them."""
 
@@ -61,6 +62,10 @@ def post_worker_init(worker: Any) -> None:
         waiting.shutdown_all()
 
     threading.Thread(target=watch, name="qd-shutdown-watch", daemon=True).start()
+    # The app is loaded by now (gunicorn calls this hook after load_wsgi).
+    from service.bootstrap import freeze_startup_heap
+
+    freeze_startup_heap()
 
 
 def worker_exit(server: Any, worker: Any) -> None:

@@ -294,6 +294,40 @@ def test_the_enqueue_script_marks_wakes_and_flags(ctx):
     ctx.redis.delete(*names)
 
 
+def test_a_commit_during_a_drain_jobs_first_drain_wakes_it_instead_of_enqueuing_another(ctx, settings):
+    """workers/nudge.py: a drain job flags its shard "lingering" as it starts,
+    not after its first drain.  Under load a commit arrived during that drain
+    nearly every time, found no flag and enqueued one more job, so jobs
+    alternated instead of lingering (docs/PERFORMANCE.md, "Lag")."""
+    from workers import context, jobs
+    from workers.nudge import MARK as _MARK
+    from workers.nudge import PENDING_TTL
+
+    mark = ctx.redis.register_script(_MARK)
+    shard = 7  # a shard no game uses
+    names = [nudge.dirty(shard), nudge.drain_pending(shard), nudge.wake(shard)]
+    ctx.redis.delete(*names)
+    try:
+        assert mark(keys=names, args=["g1", PENDING_TTL]) == 1  # nobody there: a job is enqueued
+        ctx.nudge.take_over(shard)  # that job starts
+        assert ctx.redis.get(names[1]) == b"lingering"
+        assert mark(keys=names, args=["g2", PENDING_TTL]) == 0  # during its first drain: no second job...
+        assert ctx.redis.llen(names[2]) == 1  # ...but a wake, so its first wait returns at once
+        popped, _ = ctx.nudge.wait_and_pop(shard, 5, 64)
+        assert sorted(popped) == ["g1", "g2"] and ctx.redis.llen(names[2]) == 0
+        ctx.nudge.stop_lingering(shard)
+        assert ctx.redis.get(names[1]) is None
+        assert mark(keys=names, args=["g3", PENDING_TTL]) == 1  # the job is gone: a commit enqueues one again
+        # A job that does not linger at all still clears the flag it took.
+        ctx.redis.delete(*names)
+        context.set_context(dataclasses.replace(ctx, settings=settings.with_(projection_linger=0.0)))
+        assert jobs.drain(shard) == 0
+        assert ctx.redis.get(names[1]) is None
+    finally:
+        context.set_context(ctx)
+        ctx.redis.delete(*names)
+
+
 def test_a_lingering_drain_job_projects_new_commits_without_new_jobs(client, new_game, ctx, run_worker, settings):
     """``Settings.projection_linger``: after draining, the job waits for
     commits and projects each as it arrives (the commit wakes it) instead of
