@@ -99,8 +99,17 @@ def catch_up(
     return int(raw_version or 0), status == b"finished"
 
 
+#: Streams a rebuild has already read (``EventStore.read_for_fold_many_raw``),
+#: unparsed, and the games' token hashes.
+Prefetched = tuple[dict[str, tuple[Any, ...]], dict[str, list[bytes]]]
+
+
 def catch_up_many(
-    r: redis.Redis, store: EventStore, game_ids: list[str], retention: int = 0
+    r: redis.Redis,
+    store: EventStore,
+    game_ids: list[str],
+    retention: int = 0,
+    prefetched: Prefetched | None = None,
 ) -> tuple[dict[str, tuple[int, bool]], dict[str, Exception]]:
     """:func:`catch_up` for several games in a handful of round trips,
     whatever their number: one ``WATCH`` of every game's hash, one pipelined
@@ -110,8 +119,12 @@ def catch_up_many(
     the games is written by someone else meanwhile, each is caught up alone.
 
     Under load a drain job projects dozens of games at once, and four round
-    trips per game were most of its time (``make bench``: lag)."""
-    if len(game_ids) == 1:
+    trips per game were most of its time (``make bench``: lag).
+
+    ``prefetched``: the games' streams and token hashes already read (a
+    rebuild reads ahead in other threads), parsed one game at a time here so
+    that only one parsed stream is held at once."""
+    if len(game_ids) == 1 and prefetched is None:
         try:
             return {game_ids[0]: catch_up(r, store, game_ids[0], retention=retention)}, {}
         except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
@@ -131,13 +144,23 @@ def catch_up_many(
                 for name in names:
                     reads.hmget(name, *_CURRENT)
                 currents = dict(zip(game_ids, reads.execute(), strict=True))
-            batches = store.read_for_fold_many({gid: int(c[0] or 0) for gid, c in currents.items()})
-            new_games = [gid for gid, c in currents.items() if c[2] is None and gid in batches]
-            hashes = store.token_hashes_many(new_games) if new_games else {}
+            if prefetched is None:
+                batches = store.read_for_fold_many({gid: int(c[0] or 0) for gid, c in currents.items()})
+                new_games = [gid for gid, c in currents.items() if c[2] is None and gid in batches]
+                hashes = store.token_hashes_many(new_games) if new_games else {}
+
+                def batch_of(gid: str) -> FoldBatch:
+                    return batches.get(gid, _NOTHING)
+            else:
+                raws, hashes = prefetched
+
+                def batch_of(gid: str) -> FoldBatch:
+                    return FoldBatch.parse(raws[gid]) if gid in raws else _NOTHING
+
             for gid, current in currents.items():
                 try:
                     version, finished, write = _prepare(
-                        gid, current, batches.get(gid, _NOTHING), lambda gid=gid: hashes.get(gid, []), retention
+                        gid, current, batch_of(gid), lambda gid=gid: hashes.get(gid, []), retention
                     )
                 except Exception as exc:
                     failed[gid] = exc
@@ -343,8 +366,10 @@ def _delete_matching(r: redis.Redis, pattern: str) -> int:
     return n
 
 
-#: Streams read ahead during a rebuild (see ``rebuild_all``).
+#: Groups of streams read ahead during a rebuild (see ``rebuild_boards``).
 READERS = 2
+#: Games a rebuild reads in one query and writes in one MULTI.
+GROUP = 16
 
 
 def rebuild_all(
@@ -401,16 +426,20 @@ def rebuild_boards(
     done = seen = 0
     after = None
     failed: list[str] = []
-    # Pipelined: the next games' streams are read by READERS threads (each
-    # PostgreSQL backend building a stream's text while this thread waits
-    # with the GIL released) while this one is folded.  At most READERS + 1
-    # streams are held at a time, so memory stays flat however many events
-    # the store holds.
+    # Pipelined, and by groups: the next groups' streams are read by READERS
+    # threads (each PostgreSQL backend building the streams' text while this
+    # thread waits with the GIL released) while this one is folded, and each
+    # group is read in one query and written in one MULTI.  Game by game, the
+    # round trips (stream, token hashes, WATCH, read, MULTI) cost ~2 ms a game,
+    # more than folding a small game (docs/PERFORMANCE.md, "Rebuild by
+    # groups").  At most READERS + 1 groups of GROUP games are held at a time,
+    # and one parsed stream, so memory stays flat however many events the
+    # store holds.
 
-    def read(gid: str) -> tuple[tuple[Any, ...], list[bytes]]:
+    def read(group: list[str]) -> Prefetched:
         # Text only: parsing here would hold the GIL for milliseconds at a
         # time, stalling the folding thread at each of its Redis round trips.
-        return store.read_for_fold_raw(gid), store.token_hashes(gid)
+        return store.read_for_fold_many_raw(group), store.token_hashes_many(group)
 
     with ThreadPoolExecutor(READERS, thread_name_prefix="rebuild-read") as reader:
         while True:
@@ -419,28 +448,24 @@ def rebuild_boards(
             # any mix of long and short games about evenly.
             ids = [gid for i, gid in enumerate(page, start=seen) if i % n == k]
             seen += len(page)
-            ahead = deque(reader.submit(read, gid) for gid in ids[:READERS])
-            for i, gid in enumerate(ids):
-                raw, hashes = ahead.popleft().result()
-                stream = FoldBatch.parse(raw)
-                if i + READERS < len(ids):
-                    ahead.append(reader.submit(read, ids[i + READERS]))
-                try:
-                    catch_up(r, store, gid, stream=stream, token_hashes=hashes, retention=retention)
-                except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
-                    raise
-                except Exception as exc:
+            groups = [ids[i : i + GROUP] for i in range(0, len(ids), GROUP)]
+            ahead = deque(reader.submit(read, group) for group in groups[:READERS])
+            for i, group in enumerate(groups):
+                prefetched = ahead.popleft().result()
+                if i + READERS < len(groups):
+                    ahead.append(reader.submit(read, groups[i + READERS]))
+                results, failures = catch_up_many(r, store, group, retention=retention, prefetched=prefetched)
+                done += len(results)
+                for gid, exc in failures.items():
                     # A stream that cannot be folded (tampered with, or a rules
                     # version this server lacks) is reported, not allowed to
                     # stop every other game's rebuild.  `make audit` says why.
-                    log.exception("rebuild: game %s could not be projected", gid)
+                    log.error("rebuild: game %s could not be projected", gid, exc_info=exc)
                     failed.append(gid)
                     if progress:
                         progress(
                             f"{label}: game {gid} FAILED to fold ({type(exc).__name__}); see make audit GAME={gid}"
                         )
-                    continue
-                done += 1
             if progress and ids:
                 progress(f"{label}: {done} games rebuilt")
             if len(page) < 500:

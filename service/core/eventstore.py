@@ -364,6 +364,12 @@ class EventStore(Pooled):
         rows = self._fetch(_FOLD_MANY_QUERY, ([uuid.UUID(g) for g in ids], [afters[g] for g in ids]))
         return {r[0]: FoldBatch.parse(r[1:]) for r in rows}
 
+    def read_for_fold_many_raw(self, game_ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        """Whole streams of several games, unparsed (:meth:`read_for_fold_raw`),
+        in one round trip: a rebuild reads many small games this way."""
+        rows = self._fetch(_FOLD_MANY_QUERY, ([uuid.UUID(g) for g in game_ids], [0] * len(game_ids)))
+        return {r[0]: tuple(r[1:]) for r in rows}
+
     def read_for_fold_raw(self, game_id: str, after: int = 0) -> tuple[Any, ...]:
         """:meth:`read_for_fold` unparsed: a reader thread fetches it without
         holding the GIL for long, and the folding thread parses it."""
