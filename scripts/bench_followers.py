@@ -32,6 +32,7 @@ from gevent import monkey
 monkey.patch_all()
 
 import argparse  # noqa: E402
+import gc  # noqa: E402
 import http.client  # noqa: E402
 import json  # noqa: E402
 import signal  # noqa: E402
@@ -228,12 +229,22 @@ def main(argv: list[str] | None = None) -> int:
         gevent.sleep(0.05)
     gevent.sleep(0.2)  # the waits and half-sent requests are sent by now
     ok = sum(1 for f in followers if f.status == 200 and f.boards)
+    # The measuring instrument must not pause itself: with thousands of
+    # clients alive, this process's collections took up to 228 ms (a
+    # gc.callbacks probe, docs/PERFORMANCE.md "Fourth session"), and every
+    # follower's read would wait for them, counted as the server's delivery
+    # time.  No collection while it measures (its garbage is freed by
+    # reference counting; what it records it keeps anyway), one after.
+    gc.collect()
+    gc.freeze()
+    gc.disable()
     print("ready" if ok == len(followers) else f"partial {ok}/{len(followers)}", flush=True)
 
     stop.wait(max(0.0, args.seconds - (time.monotonic() - started)))
     stop.set()
     gevent.joinall(jobs, timeout=15)
     gevent.killall([j for j in jobs if not j.dead], block=True, timeout=5)
+    gc.enable()
     result = {
         "streams": [f.__dict__ for f in followers],
         "waits": waits,
