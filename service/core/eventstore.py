@@ -113,12 +113,30 @@ def json_text(obj: Any) -> str:
     puts there by default: 21 bytes an event, docs/PERFORMANCE.md), written by
     orjson.  Only storage: digests and hashes are computed over the canonical
     form (service/core/canonical.py), never over this text, and readers parse
-    it back to the same values.  What orjson refuses (an integer beyond 64 bits,
-    which canonical JSON allows) is written by the standard library instead."""
+    it back to the same values.
+
+    An integer beyond 64 bits is refused (``ValueError``): the store's readers
+    parse with orjson, which returns a float for one, so its digest would no
+    longer check.  The intents' schemas bound every integer a client sends; an
+    engine that produced one would fail loudly here instead.  Anything else
+    orjson refuses (a key that is not a string) is written as the standard
+    library writes it, as before."""
     try:
         return orjson.dumps(obj).decode()
     except orjson.JSONEncodeError:
+        if _has_huge_int(obj):
+            raise ValueError("an integer beyond 64 bits cannot be stored: the store reads it back as a float") from None
         return json.dumps(obj, separators=(",", ":"))
+
+
+def _has_huge_int(obj: Any) -> bool:
+    if isinstance(obj, int) and not isinstance(obj, bool):
+        return not -(2**63) <= obj < 2**64
+    if isinstance(obj, dict):
+        return any(_has_huge_int(k) or _has_huge_int(v) for k, v in obj.items())
+    if isinstance(obj, list | tuple):
+        return any(_has_huge_int(v) for v in obj)
+    return False
 
 
 def event_params(stream_id: uuid.UUID, events: Sequence[StoredEvent]) -> list[Any]:
