@@ -24,7 +24,7 @@ from projections import leaderboards
 from projections import tournaments as tournament_standings
 from projections.runner import GlobalConsumer
 from service.config import Settings
-from service.core.eventstore import EventStore, check_if_idle
+from service.core.eventstore import EventStore, check_if_idle, configure_connection
 from service.core.tournament_store import TournamentStore
 from service.games import registry
 from workers.nudge import Nudge, TournamentNudge
@@ -88,6 +88,7 @@ def bootstrap(settings: Settings | None = None) -> Components:
         max_size=settings.pool_max,
         open=False,
         check=check_if_idle,
+        configure=configure_connection,
         # Autocommit: a read is one round trip (no BEGIN, no COMMIT on return to
         # the pool); writes that need a transaction open one explicitly.
         kwargs={"autocommit": True},

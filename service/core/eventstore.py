@@ -76,10 +76,15 @@ _FOLD_QUERY = (
     f"SELECT {_FOLD_COLUMNS}, CASE WHEN count(*) > 0 THEN {_HEAD_META.format('%s')} END"
     " FROM events e WHERE e.game_id = %s AND e.seq > %s"
 )
+#: The same for several games: one index range scan per game (LATERAL), and a
+#: game with nothing new gives no row.  A join grouped by game let the planner
+#: scan the whole events table instead (a parallel hash join: ~200 ms a call
+#: at a million events, whatever the games asked and however few their new
+#: events; docs/PERFORMANCE.md, "Fourth session").
 _FOLD_MANY_QUERY = (
-    f"SELECT c.game_id::text, {_FOLD_COLUMNS}, {_HEAD_META.format('c.game_id')}"
-    " FROM unnest(%s::uuid[], %s::int[]) AS c(game_id, after)"
-    " JOIN events e ON e.game_id = c.game_id AND e.seq > c.after GROUP BY c.game_id"
+    "SELECT c.game_id::text, f.* FROM unnest(%s::uuid[], %s::int[]) AS c(game_id, after)"
+    f" CROSS JOIN LATERAL (SELECT {_FOLD_COLUMNS}, {_HEAD_META.format('c.game_id')}"
+    " FROM events e WHERE e.game_id = c.game_id AND e.seq > c.after HAVING count(*) > 0) f"
 )
 
 _GUARDED_ROWS = 1000
@@ -226,6 +231,15 @@ def check_if_idle(conn: psycopg.Connection) -> None:
     if now - getattr(conn, "_qd_used_at", float("-inf")) >= RECHECK_AFTER:
         ConnectionPool.check_connection(conn)
     conn._qd_used_at = now  # type: ignore[attr-defined]
+
+
+def configure_connection(conn: psycopg.Connection) -> None:
+    """The pools' ``configure``: a new connection runs without PostgreSQL's JIT
+    compiler.  Our queries are short; JIT is chosen by estimated cost, and the
+    fold read of several games (one index range per game, each estimated at
+    thousands of rows) crossed its threshold and spent 10-40 ms compiling what
+    then ran in 0.3 ms (docs/PERFORMANCE.md, "Fourth session")."""
+    conn.execute("SET jit = off")
 
 
 class EventStore(Pooled):
