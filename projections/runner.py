@@ -62,26 +62,21 @@ def catch_up(
     store: EventStore,
     game_id: str,
     retries: int = 8,
-    stream: FoldBatch | None = None,
-    token_hashes: list[bytes] | None = None,
     retention: int = 0,
 ) -> tuple[int, bool]:
-    """:func:`project_game`, also telling whether the game is finished.
-    ``stream``: the game's rows already read (a rebuild prefetches them); only
-    those after the checkpoint are folded, later ones are left to the next
-    job.  ``token_hashes``: the seats' token hashes, if already read."""
+    """:func:`project_game`, also telling whether the game is finished."""
     key = keys.game(game_id)
     for _ in range(retries):
         with r.pipeline() as pipe:
             try:
                 pipe.watch(key)
                 current = pipe.hmget(key, *_CURRENT)
-                batch = stream if stream is not None else store.read_for_fold(game_id, after=int(current[0] or 0))
+                batch = store.read_for_fold(game_id, after=int(current[0] or 0))
                 version, finished, write = _prepare(
                     game_id,
                     current,
                     batch,
-                    lambda: store.token_hashes(game_id) if token_hashes is None else token_hashes,
+                    lambda: store.token_hashes(game_id),
                     retention,
                 )
                 if write is None:
@@ -439,7 +434,7 @@ def rebuild_boards(
     def read(group: list[str]) -> Prefetched:
         # Text only: parsing here would hold the GIL for milliseconds at a
         # time, stalling the folding thread at each of its Redis round trips.
-        return store.read_for_fold_many_raw(group), store.token_hashes_many(group)
+        return store.read_for_fold_many_raw(dict.fromkeys(group, 0)), store.token_hashes_many(group)
 
     with ThreadPoolExecutor(READERS, thread_name_prefix="rebuild-read") as reader:
         while True:

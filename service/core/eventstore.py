@@ -392,14 +392,13 @@ class EventStore(Pooled):
     def read_for_fold_many(self, afters: dict[str, int]) -> dict[str, FoldBatch]:
         """:meth:`read_for_fold` for several games in one round trip:
         ``{game: after}`` -> ``{game: batch}`` (games with nothing new left out)."""
+        return {gid: FoldBatch.parse(raw) for gid, raw in self.read_for_fold_many_raw(afters).items()}
+
+    def read_for_fold_many_raw(self, afters: dict[str, int]) -> dict[str, tuple[Any, ...]]:
+        """:meth:`read_for_fold_many` unparsed (:meth:`read_for_fold_raw`): a
+        rebuild's reader threads fetch whole streams of many games this way."""
         ids = list(afters)
         rows = self._fetch(_FOLD_MANY_QUERY, ([uuid.UUID(g) for g in ids], [afters[g] for g in ids]))
-        return {r[0]: FoldBatch.parse(r[1:]) for r in rows}
-
-    def read_for_fold_many_raw(self, game_ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
-        """Whole streams of several games, unparsed (:meth:`read_for_fold_raw`),
-        in one round trip: a rebuild reads many small games this way."""
-        rows = self._fetch(_FOLD_MANY_QUERY, ([uuid.UUID(g) for g in game_ids], [0] * len(game_ids)))
         return {r[0]: tuple(r[1:]) for r in rows}
 
     def read_for_fold_raw(self, game_id: str, after: int = 0) -> tuple[Any, ...]:
