@@ -42,6 +42,8 @@ from typing import Any
 
 import requests
 
+from service.core import canonical
+
 ROOT = Path(__file__).resolve().parents[1]
 #: Attempts for an intent answered 5xx or not answered (same Idempotency-Key each time).
 RETRIES = 20
@@ -274,19 +276,18 @@ def stream_via_feed(client: Client, gid: str) -> list[dict[str, Any]]:
 
 
 def stream_via_sql(database_url: str, gid: str) -> list[dict[str, Any]]:
+    """The stream as the store reads it (digests and prev_hash derived, migration 0009)."""
     import psycopg
 
+    from service.core.eventstore import event_columns, rows_to_events
+
     with psycopg.connect(database_url) as conn:
-        rows = conn.execute(
-            "SELECT seq, type, meta, encode(prev_hash, 'hex'), encode(hash, 'hex') FROM events"
-            " WHERE game_id = %s ORDER BY seq",
-            (gid,),
-        ).fetchall()
-    out: list[dict[str, Any]] = []
-    for r in rows:  # a NULL meta is the meta of the event before (migration 0008)
-        meta = r[2] if r[2] is not None else out[-1]["meta"]
-        out.append({"seq": r[0], "type": r[1], "meta": meta, "prev_hash": r[3], "hash": r[4]})
-    return out
+        rows = conn.execute(f"SELECT {event_columns()} FROM events WHERE game_id = %s ORDER BY seq", (gid,)).fetchall()
+
+    def missing(_gid: str, seq: int) -> dict[str, Any]:
+        raise LookupError(f"{gid}: seq {seq} has no meta to inherit")
+
+    return [e.to_json() for e in rows_to_events(rows, missing)]
 
 
 def check_stream(run: GameRun, events: list[dict[str, Any]]) -> list[str]:
@@ -300,6 +301,12 @@ def check_stream(run: GameRun, events: list[dict[str, Any]]) -> list[str]:
     for e in events:
         if e["prev_hash"] != prev:
             problems.append(f"{gid}: seq {e['seq']} prev_hash does not link to seq {e['seq'] - 1}")
+            break
+        link = canonical.link_hash(
+            gid, e["seq"], e["type"], e["schema_version"], e["data_digest"], e["meta_digest"], prev
+        )
+        if link != e["hash"]:
+            problems.append(f"{gid}: seq {e['seq']} hash does not cover its digests and link")
             break
         prev = e["hash"]
     by_seq = {e["seq"]: e for e in events}

@@ -24,7 +24,7 @@ def feed_line(engine: Engine, e: StoredEvent, viewer: Viewer, reveal_all: bool) 
     Otherwise ``data`` is what ``engine.redact_event`` leaves for ``viewer``
     and ``meta.intent`` is dropped unless the viewer's own seat sent it (and
     ``meta.seat`` too when the event's data was redacted).  The
-    digests, ``prev_hash`` and ``hash`` are always the stored ones: the hash
+    digests, ``prev_hash`` and ``hash`` are always those of the full event: the hash
     covers the digests, not the data, so every link still checks."""
     line = e.to_json()
     line["redacted"] = False

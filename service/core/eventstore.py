@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import time
 import uuid
@@ -24,8 +25,18 @@ import psycopg
 from psycopg.types.json import Json, Jsonb
 from psycopg_pool import ConnectionPool
 
+from service.core import canonical
 from service.core.pooled import Pooled, StoreUnavailable
-from service.core.records import START, Cursor, FoldBatch, GameRecord, IdempotentWrite, StoredEvent
+from service.core.records import (
+    START,
+    Cursor,
+    FoldBatch,
+    GameRecord,
+    IdempotentWrite,
+    StoredEvent,
+    compact_meta,
+    full_meta,
+)
 
 
 class Conflict(Exception):
@@ -41,21 +52,28 @@ class DuplicateKey(Exception):
     """An Idempotency-Key was stored by a concurrent request."""
 
 
-_EVENT_COLS = "game_id, seq, type, schema_version, data, meta, data_digest, meta_digest, prev_hash, hash"
-# Digests and hashes are stored as 32 raw bytes and travel as hex (migration 0008).
-_ROW = (
-    "(%s::uuid, %s::int, %s::text, %s::smallint, %s::json, %s::json,"
-    " decode(%s::text, 'hex'), decode(%s::text, 'hex'), decode(%s::text, 'hex'), decode(%s::text, 'hex'))"
-)
-#: What every event reader selects after the stream id (``event_columns``).
-_HEX_TAIL = "encode(data_digest, 'hex'), encode(meta_digest, 'hex'), encode(prev_hash, 'hex'), encode(hash, 'hex')"
+_EVENT_COLS = "game_id, seq, type, schema_version, data, meta, hash"
+# The hash is stored as 32 raw bytes and travels as hex (migration 0008).  The
+# digests and prev_hash are not stored: the readers derive them (migration 0009).
+_ROW = "(%s::uuid, %s::int, %s::text, %s::smallint, %s::json, %s::json, decode(%s::text, 'hex'))"
 
 
-def event_columns(stream: str = "game_id", meta: str = "meta") -> str:
-    """The select list of a stored event, stream id first (as text), in
-    :class:`StoredEvent`'s order: pair it with :func:`rows_to_events`.
-    ``meta``: the expression that reads the meta column."""
-    return f"{stream}::text, seq, type, schema_version, data, {meta}, {_HEX_TAIL}"
+def event_columns(stream: str = "game_id", meta: str = "meta", table: str = "events", seeds: str = "game_seeds") -> str:
+    """The select list of a stored event, stream id first (as text): what
+    :func:`rows_to_events` turns into :class:`StoredEvent` s.  ``meta``: the
+    expression that reads the meta column; ``table``/``seeds``: a game's
+    events (default) or a tournament's (``tournament_events``, ``tournament_seeds``).
+
+    Besides the stored columns: the hash of the event before (one primary-key
+    probe: it is that event's ``prev_hash``; NULL for seq 1) and the stream's
+    seed, from which the reader derives the digests (migration 0009)."""
+    return (
+        f"{table}.{stream}::text, {table}.seq, {table}.type, {table}.schema_version, {table}.data, {meta},"
+        f" encode({table}.hash, 'hex'),"
+        f" encode((SELECT p.hash FROM {table} p WHERE p.{stream} = {table}.{stream}"
+        f" AND p.seq = {table}.seq - 1), 'hex'),"
+        f" (SELECT k.seed FROM {seeds} k WHERE k.{stream} = {table}.{stream})"
+    )
 
 
 #: A stream's events after a seq as a projection reads them (``read_for_fold``):
@@ -148,7 +166,8 @@ def event_params(stream_id: uuid.UUID, events: Sequence[StoredEvent]) -> list[An
     """The insert parameters of sealed events, row after row (a game's or a
     tournament's stream).  An event whose meta is its predecessor's in the same
     batch (a decision's events share one) stores NULL: "the meta of the event
-    before" (migration 0008); the first row of a batch always stores its own."""
+    before" (migration 0008); the first row of a batch always stores its own.
+    Only the hash of the chain is stored: the readers derive the rest (migration 0009)."""
     params: list[Any] = []
     prev: dict[str, Any] | None = None
     for e in events:
@@ -159,10 +178,7 @@ def event_params(stream_id: uuid.UUID, events: Sequence[StoredEvent]) -> list[An
             e.type,
             e.schema_version,
             json_text(e.data),
-            None if same else json_text(e.meta),
-            e.data_digest,
-            e.meta_digest,
-            e.prev_hash,
+            None if same else json_text(compact_meta(e.meta)),
             e.hash,
         )
         prev = e.meta
@@ -170,7 +186,7 @@ def event_params(stream_id: uuid.UUID, events: Sequence[StoredEvent]) -> list[An
 
 
 #: Insert parameters per event row (``_EVENT_COLS``).
-_PARAMS_PER_ROW = 10
+_PARAMS_PER_ROW = 7
 
 
 def param_rows(params: list[Any]) -> list[list[Any]]:
@@ -188,17 +204,44 @@ def rows_to_events(
     stream: a NULL meta is the meta of the event before in the same stream;
     ``meta_before(stream_id, seq)`` finds it when that event is not among the
     rows (a read that starts inside a decision).  ``last``: each stream's
-    latest meta, carried from one batch of a read to the next (updated)."""
+    latest meta, carried from one batch of a read to the next (updated).
+
+    The digests are derived here, as the writer sealed them
+    (``canonical.seal_text``: the salt from the stream's seed and the seq), and
+    ``prev_hash`` is the hash of the event before (GENESIS for seq 1; empty if
+    that event is missing, which the audit reports as a gap)."""
     last = {} if last is None else last
     out = []
+    meta_obj: Any = None
+    meta_text = b""
     for r in rows:
-        meta = r[5]
-        if meta is None:
-            meta = last.get(r[0])
+        stream, seq, meta = r[0], r[1], r[5]
+        if meta is not None:
+            meta = full_meta(meta)
+        else:
+            meta = last.get(stream)
             if meta is None:
-                meta = meta_before(r[0], r[1])
-        last[r[0]] = meta
-        out.append(StoredEvent(r[0], r[1], r[2], r[3], r[4], meta, r[6], r[7], r[8], r[9]))
+                meta = full_meta(meta_before(stream, seq))
+        last[stream] = meta
+        if meta is not meta_obj:  # a decision's events share one meta: serialised once
+            meta_obj, meta_text = meta, canonical.canonical(meta)
+        if r[8] is None:  # every stream is created with its seed, in one transaction
+            raise LookupError(f"stream {stream}: no seed is stored, its digests cannot be derived")
+        salt = canonical.event_salt(bytes(r[8]), seq)
+        out.append(
+            StoredEvent(
+                stream,
+                seq,
+                r[2],
+                r[3],
+                r[4],
+                meta,
+                canonical.digest(salt, r[4]),
+                hashlib.sha256(salt + meta_text).hexdigest(),
+                r[7] if r[7] is not None else canonical.GENESIS if seq == 1 else "",
+                r[6],
+            )
+        )
     return out
 
 
@@ -453,7 +496,7 @@ class EventStore(Pooled):
         q += " ORDER BY events.tx_id, events.position LIMIT %s"
         params.append(limit)
         rows = self._fetch(q, params)
-        return [((r[10], r[11]), e) for r, e in zip(rows, rows_to_events(rows, self._meta_before), strict=True)]
+        return [((r[9], r[10]), e) for r, e in zip(rows, rows_to_events(rows, self._meta_before), strict=True)]
 
     def feed_positions(self, after: Cursor = START, limit: int = 1000) -> list[tuple[Cursor, str, int]]:
         """:meth:`read_all` reduced to ``(cursor, game_id, seq)``: all a

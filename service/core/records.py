@@ -7,9 +7,68 @@ from typing import Any
 
 import orjson
 
+from service.core.clocks import to_iso, to_us
+
 #: Cursor of the global feed: ``(tx_id as decimal text, position)``.
 Cursor = tuple[str, int]
 START: Cursor = ("0", 0)
+
+
+def compact_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """A meta as the store writes it, without what :func:`full_meta` puts back
+    exactly (docs/SCALING.md, "Storage per event"), from a decision's clock
+    (``service/core/clocks.py``):
+
+    * its time ``at`` when it is the decision's ``received_at`` (nearly always;
+      38 bytes);
+    * each seat's ``deadline`` that is ``at`` plus that seat's ``remaining_us``
+      (clocks.advance keeps remaining = deadline - at for every seat to act)
+      is stored as null (28 bytes a seat to act);
+    * ``timed_out`` when no seat has timed out (15 bytes).
+
+    Only storage: digests and hashes cover the full meta.  A clock without
+    ``at`` or ``timed_out`` (clocks.py writes both, always) is refused: it
+    could not be told apart from a compacted one."""
+    clock = meta.get("clock")
+    if not isinstance(clock, dict):
+        return meta
+    if "at" not in clock or "timed_out" not in clock:
+        raise ValueError("a meta's clock must carry its time ('at') and its 'timed_out' list")
+    keys = list(clock)
+    out = dict(clock)
+    deadlines, remaining = clock.get("deadline"), clock.get("remaining_us")
+    if isinstance(deadlines, dict) and isinstance(remaining, dict):
+        at = to_us(clock["at"])
+        derivable = {
+            s: None if isinstance(remaining.get(s), int) and d == to_iso(at + remaining[s]) else d
+            for s, d in deadlines.items()
+        }
+        if derivable != deadlines:
+            out["deadline"] = derivable
+    if keys[0] == "at" and clock["at"] == meta.get("received_at"):
+        del out["at"]
+    if keys[-1] == "timed_out" and clock["timed_out"] == []:
+        del out["timed_out"]
+    return meta if out == clock else {**meta, "clock": out}
+
+
+def full_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """A stored meta as it was sealed (:func:`compact_meta` undone, each key
+    back in its place); updated in place."""
+    clock = meta.get("clock")
+    if not isinstance(clock, dict):
+        return meta
+    if "at" not in clock:
+        clock = {"at": meta["received_at"], **clock}
+    if "timed_out" not in clock:
+        clock = {**clock, "timed_out": []}
+    deadlines = clock.get("deadline")
+    if isinstance(deadlines, dict) and None in deadlines.values():
+        at = to_us(clock["at"])
+        remaining = clock["remaining_us"]
+        clock["deadline"] = {s: to_iso(at + remaining[s]) if d is None else d for s, d in deadlines.items()}
+    meta["clock"] = clock
+    return meta
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +143,7 @@ class FoldBatch:
         datas_text, types_text, first_seq, created_at, head_meta = raw
         if not types_text:
             return cls(0, [], [], None, None, None)
-        head_meta = head_meta or {}
+        head_meta = full_meta(head_meta) if head_meta else {}
         # An event type is a plain name (a CHECK constraint): a comma never occurs in one.
         return cls(
             first_seq,

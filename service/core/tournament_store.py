@@ -30,7 +30,8 @@ from service.core.eventstore import (
 from service.core.pooled import Pooled, StoreUnavailable
 from service.core.records import START, Cursor, StoredEvent
 
-_SELECT = f"SELECT {event_columns('tournament_id')} FROM tournament_events"
+_COLUMNS = event_columns("tournament_id", table="tournament_events", seeds="tournament_seeds")
+_SELECT = f"SELECT {_COLUMNS} FROM tournament_events"
 _INSERT = insert_plain("tournament_events", "tournament_id")
 _META_BEFORE = meta_before_query("tournament_events", "tournament_id")
 

@@ -91,7 +91,7 @@ def test_tampered_event_fails_at_its_seq(client, ctx, settings, game):
     report = _audit(client, game)
     assert report["ok"] is False
     chain = report["checks"]["hash_chain"]["details"]
-    assert chain["first_broken_seq"] == target.seq and "data_digest" in chain["reason"]
+    assert chain["first_broken_seq"] == target.seq and "hash does not match" in chain["reason"]
     div = report["checks"]["redecide"]["details"]["first_divergence"]
     assert div["seq"] == target.seq and div["what"] == "data"
     assert report["checks"]["seed"]["ok"] is True
@@ -111,12 +111,11 @@ def test_rewritten_digest_and_hash_still_breaks_the_chain(client, ctx, settings,
 
     target = _middle_engine_event(ctx, game)
     data = dict(target.data) | {"tampered": True}
-    dd, md, h = canonical.seal(b"\x01" * 32, game, target.seq, target.type, 1, data, target.meta, target.prev_hash)
+    _dd, _md, h = canonical.seal(b"\x01" * 32, game, target.seq, target.type, 1, data, target.meta, target.prev_hash)
     with attacker(settings) as conn:
         conn.execute(
-            "UPDATE events SET data = %s, data_digest = decode(%s, 'hex'), meta_digest = decode(%s, 'hex'),"
-            " hash = decode(%s, 'hex') WHERE game_id = %s AND seq = %s",
-            (Json(data), dd, md, h, uuid.UUID(game), target.seq),
+            "UPDATE events SET data = %s, hash = decode(%s, 'hex') WHERE game_id = %s AND seq = %s",
+            (Json(data), h, uuid.UUID(game), target.seq),
         )
     report = _audit(client, game)
     assert report["ok"] is False
@@ -177,7 +176,7 @@ def test_edited_intent_breaks_chain_and_redecide_at_its_seq(client, ctx, setting
     report = _audit(client, game)
     assert report["ok"] is False
     chain = report["checks"]["hash_chain"]["details"]
-    assert chain["first_broken_seq"] == target.seq and "meta_digest" in chain["reason"]
+    assert chain["first_broken_seq"] == target.seq and "hash does not match" in chain["reason"]
     div = report["checks"]["redecide"]["details"]["first_divergence"]
     assert div["seq"] == target.seq, div
     offline = _offline(client, game)
@@ -264,12 +263,8 @@ def test_insider_with_the_seed_resealing_the_chain_is_caught_by_redecide(client,
     resealed = seal_events(seed, game, target.seq, events[i - 1].hash, new)
     with attacker(settings) as conn, conn.cursor() as cur:
         cur.executemany(
-            "UPDATE events SET data = %s, data_digest = decode(%s, 'hex'), meta_digest = decode(%s, 'hex'),"
-            " prev_hash = decode(%s, 'hex'), hash = decode(%s, 'hex') WHERE game_id = %s AND seq = %s",
-            [
-                (Json(e.data), e.data_digest, e.meta_digest, e.prev_hash, e.hash, uuid.UUID(game), e.seq)
-                for e in resealed
-            ],
+            "UPDATE events SET data = %s, hash = decode(%s, 'hex') WHERE game_id = %s AND seq = %s",
+            [(Json(e.data), e.hash, uuid.UUID(game), e.seq) for e in resealed],
         )
     report = _audit(client, game)
     assert report["checks"]["hash_chain"]["ok"] is True

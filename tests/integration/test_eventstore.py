@@ -142,11 +142,10 @@ def test_global_feed_never_skips_a_late_commit(store, private_db):
 
     slow = psycopg.connect(private_db[0])
     head_slow = store.read(gid_slow)[-1]
-    dd, md, h = canonical.seal(SEED, gid_slow, 2, "Late", 1, {}, {}, head_slow.hash)
+    _dd, _md, h = canonical.seal(SEED, gid_slow, 2, "Late", 1, {}, {}, head_slow.hash)
     slow.execute(
-        "INSERT INTO events (game_id, seq, type, data, meta, data_digest, meta_digest, prev_hash, hash)"
-        " VALUES (%s, 2, 'Late', '{}', '{}', %s, %s, %s, %s)",
-        (uuid.UUID(gid_slow), *[bytes.fromhex(x) for x in (dd, md, head_slow.hash, h)]),
+        "INSERT INTO events (game_id, seq, type, data, meta, hash) VALUES (%s, 2, 'Late', '{}', '{}', %s)",
+        (uuid.UUID(gid_slow), bytes.fromhex(h)),
     )  # open transaction: holds an xid and a position, not committed
     head_fast = store.read(gid_fast)[-1]
     store.append(
@@ -248,7 +247,8 @@ def test_an_event_type_is_a_name(store):
 
 def _decision(n: int, seat: int = 0) -> list[NewEvent]:
     """``n`` events of one decision: they share one meta, as the pipeline seals them."""
-    meta = {"seat": seat, "received_at": now_iso(), "intent_id": str(uuid.uuid4()), "clock": {"at": "x"}}
+    clock = {"at": "x", "timed_out": []}
+    meta = {"seat": seat, "received_at": now_iso(), "intent_id": str(uuid.uuid4()), "clock": clock}
     return [NewEvent("Thing", {"n": i}, meta) for i in range(n)]
 
 
@@ -278,7 +278,38 @@ def test_a_decisions_meta_is_stored_once(store, private_db):
         salt = canonical.event_salt(SEED, e.seq)
         assert canonical.digest(salt, e.meta) == e.meta_digest
     batch = store.read_for_fold(gid, after=5)
-    assert batch.newest_at == second[0].meta["received_at"] and batch.clock == {"at": "x"}
+    assert batch.newest_at == second[0].meta["received_at"] and batch.clock == {"at": "x", "timed_out": []}
+
+
+def test_only_the_hash_is_stored_and_every_reader_derives_the_rest(store, private_db):
+    """Migration 0009: a row keeps the event and its hash; the digests and
+    prev_hash are derived by every reader exactly as they were sealed, from the
+    middle of a stream too, and a clock's time (when it is the decision's
+    arrival) and its empty timed_out list are left out of the stored meta and
+    put back (docs/SCALING.md, "Storage per event")."""
+    from service.core import clocks
+
+    gid = _game(store)
+    now = now_iso()
+    clock = clocks.start({"type": "deadline", "per_decision_s": 60}, 2, now, [0])
+    meta = {"intent_id": str(uuid.uuid4()), "seat": 0, "received_at": now, "intent": {"type": "x"}, "clock": clock}
+    sealed = seal(SEED, gid, 2, store.read(gid)[-1].hash, [NewEvent("Thing", {"n": i}, meta) for i in range(3)])
+    store.append(gid, 1, sealed)
+    with psycopg.connect(private_db[0]) as conn:
+        columns = conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'events' ORDER BY ordinal_position"
+        ).fetchall()
+        stored = conn.execute("SELECT meta::text FROM events WHERE game_id = %s AND seq = 2", (uuid.UUID(gid),))
+        text = stored.fetchone()[0]
+    assert [c[0] for c in columns] == [
+        "game_id", "seq", "tx_id", "position", "type", "schema_version", "data", "meta", "hash"
+    ]  # fmt: skip
+    assert '"at"' not in text and "timed_out" not in text and '"deadline":{"0":null}' in text and now in text
+    assert store.read(gid)[1:] == sealed
+    assert store.read(gid, after=2) == sealed[1:]  # prev_hash of the first row read: one probe
+    assert list(store.iter_stream(gid, after=1, batch=2)) == sealed
+    assert [e for _, e in store.read_all() if e.game_id == gid][1:] == sealed
+    assert store.read_for_fold(gid, after=1).clock == clock
 
 
 def _digests(e) -> tuple[str, ...]:
@@ -358,7 +389,7 @@ def test_migration_0008_keeps_every_event(old_format):
     from service.core.migrate import migrate
 
     url, _, gid, events = old_format
-    assert migrate(url) == ["0008_compact_events.sql"]
+    assert migrate(url) == ["0008_compact_events.sql", "0009_derived_columns.sql"]
     assert _read_back(url, gid) == (events, [1, 2, 5])
 
 
@@ -375,5 +406,5 @@ def test_a_backup_from_before_0008_restores_into_the_compact_format(old_format, 
         backup.backup(url, f)
     target = make_conninfo(url, dbname=psycopg.conninfo.conninfo_to_dict(url)["dbname"] + "_restored")
     report = backup.restore(target, path)
-    assert report.migrations_after == ["0008_compact_events.sql"]
+    assert report.migrations_after == ["0008_compact_events.sql", "0009_derived_columns.sql"]
     assert _read_back(target, gid) == (events, [1, 2, 5])

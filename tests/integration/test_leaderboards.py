@@ -432,11 +432,12 @@ def test_the_global_feed_orders_transaction_ids_as_numbers(settings):
                 " VALUES (%s, 'nauticus', '1', '[]', '{}', '', now())",
                 (gid,),
             )
+            conn.execute("INSERT INTO game_seeds (game_id, seed) VALUES (%s, %s)", (gid, bytes(32)))
             for seq, tx in enumerate(["9", "10", "100"], start=1):
                 conn.execute(
-                    "INSERT INTO events (game_id, seq, tx_id, type, data, meta, data_digest, meta_digest, prev_hash,"
-                    " hash) VALUES (%s, %s, %s::xid8, 'GameFinished', '{}', '{}', %s, %s, %s, %s)",
-                    (gid, seq, tx, *[bytes(32)] * 4),
+                    "INSERT INTO events (game_id, seq, tx_id, type, data, meta, hash)"
+                    " VALUES (%s, %s, %s::xid8, 'GameFinished', '{}', '{}', %s)",
+                    (gid, seq, tx, bytes(32)),
                 )
         with ConnectionPool(url, min_size=1, max_size=1) as pool:
             store = EventStore(pool)
