@@ -193,6 +193,25 @@ def test_read_for_fold_gives_what_read_gives(store):
     assert batch.after(0) is batch and batch.after(3).types == []
 
 
+def test_fold_reads_give_every_stream_in_seq_order(store):
+    """The fold reads aggregate a sorted subquery (one sort for both aggregates):
+    two streams appended in turns, so their rows interleave in the table, each
+    read back in seq order by both fold reads, as ``read`` gives it."""
+    gids = [_game(store), _game(store)]
+    for n in range(40):
+        for gid in gids:
+            head = store.read(gid)[-1]
+            events = [NewEvent(f"Thing{n % 3}", {"n": n, "i": i}, {"seat": 0}) for i in range(1 + n % 4)]
+            store.append(gid, head.seq, seal(SEED, gid, head.seq + 1, head.hash, events))
+    many = store.read_for_fold_many(dict.fromkeys(gids, 0))
+    for gid in gids:
+        full = store.read(gid)
+        for batch in (store.read_for_fold(gid), many[gid]):
+            assert (batch.types, batch.datas) == ([e.type for e in full], [e.data for e in full])
+        tail = store.read_for_fold(gid, after=57)
+        assert (tail.first_seq, tail.datas) == (58, [e.data for e in full[57:]])
+
+
 def test_data_and_meta_are_stored_as_compact_json_text(store, private_db):
     """Storage only (docs/PERFORMANCE.md, "PostgreSQL bytes per event"): the json
     columns hold compact text, non-ASCII as it is; every reader gets the same
