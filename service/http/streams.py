@@ -234,7 +234,9 @@ def board_reader(gid: str, viewer: Any) -> tuple[Any, Callable[[redis.Redis], tu
         if values[0] is None:
             return None
         model = dict(zip(names, values, strict=True))
-        line = {"type": "board", **_GAME_OUT.dump(games.board_body(gid, viewer, model))}
+        # "type" and "version" lead the line, so a client that only tracks
+        # versions reads them without parsing the board (docs/API.md, "Streams").
+        line = {"type": "board", "version": int(values[0]), **_GAME_OUT.dump(games.board_body(gid, viewer, model))}
         if seat is not None:
             line["legal"] = json.loads(model[f"legal:{seat}"] or b"[]")
         return int(values[0]), (ndjson(line), line["status"] == "finished")

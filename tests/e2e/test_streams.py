@@ -100,6 +100,7 @@ def test_the_stream_starts_with_the_board_and_follows_every_change_in_order_to_t
     for who, r in readers.items():
         assert r.status == 200 and r.content_type.startswith("application/x-ndjson")
         boards = [x for x in r.lines if x["type"] == "board"]
+        assert all(list(b)[:2] == ["type", "version"] for b in boards)  # they lead the line (API.md, "Streams")
         # First line: exactly what GET showed this caller, plus legal for a seat.
         assert r.lines[0]["type"] == "board"
         assert _board(r.lines[0]) == before[who], who
