@@ -97,11 +97,11 @@ def follow(host: str, port: int, f: Follower, token: str | None, connected: list
                 # A board line leads with its type and version: read them
                 # without parsing a board of several KB (what this client does
                 # thousands of times a second, on the cores it measures).
-                board = _BOARD_HEAD.match(raw)
-                line: dict[str, Any] = {} if board is not None else orjson.loads(raw)
-                kind = "board" if board is not None else line.get("type")
+                head = _BOARD_HEAD.match(raw)
+                line = {"type": "board", "version": int(head.group(1))} if head else orjson.loads(raw)
+                kind = line.get("type")
                 if kind == "board":
-                    f.boards.append([int(board.group(1)) if board is not None else line["version"], now])
+                    f.boards.append([line["version"], now])
                     if first:
                         first = False
                         connected[0] += 1

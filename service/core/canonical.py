@@ -84,7 +84,13 @@ def seal_text(
 ) -> tuple[str, str, str]:
     """:func:`seal` with the meta already in canonical form: the events of one decision share
     their meta (and its clock), so it is serialised once per decision, not once per event."""
-    salt = event_salt(seed, seq)
-    dd = digest(salt, data)
-    md = hashlib.sha256(salt + meta_text).hexdigest()
+    dd, md = digests_text(seed, seq, data, meta_text)
     return dd, md, link_hash(game_id, seq, type_, schema_version, dd, md, prev_hash)
+
+
+def digests_text(seed: bytes, seq: int, data: Any, meta_text: bytes) -> tuple[str, str]:
+    """``(data_digest, meta_digest)`` of event ``seq``, the meta already in canonical
+    form: what :func:`seal_text` seals, and what the store derives again on every read
+    (it keeps only the hash: migration 0009)."""
+    salt = event_salt(seed, seq)
+    return digest(salt, data), hashlib.sha256(salt + meta_text).hexdigest()

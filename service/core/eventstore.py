@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import time
 import uuid
@@ -215,7 +214,7 @@ def rows_to_events(
     latest meta, carried from one batch of a read to the next (updated).
 
     The digests are derived here, as the writer sealed them
-    (``canonical.seal_text``: the salt from the stream's seed and the seq), and
+    (``canonical.digests_text``: the salt from the stream's seed and the seq), and
     ``prev_hash`` is the hash of the event before (GENESIS for seq 1; empty if
     that event is missing, which the audit reports as a gap)."""
     last = {} if last is None else last
@@ -235,21 +234,9 @@ def rows_to_events(
             meta_obj, meta_text = meta, canonical.canonical(meta)
         if r[8] is None:  # every stream is created with its seed, in one transaction
             raise LookupError(f"stream {stream}: no seed is stored, its digests cannot be derived")
-        salt = canonical.event_salt(bytes(r[8]), seq)
-        out.append(
-            StoredEvent(
-                stream,
-                seq,
-                r[2],
-                r[3],
-                r[4],
-                meta,
-                canonical.digest(salt, r[4]),
-                hashlib.sha256(salt + meta_text).hexdigest(),
-                r[7] if r[7] is not None else canonical.GENESIS if seq == 1 else "",
-                r[6],
-            )
-        )
+        dd, md = canonical.digests_text(bytes(r[8]), seq, r[4], meta_text)
+        prev = r[7] if r[7] is not None else canonical.GENESIS if seq == 1 else ""
+        out.append(StoredEvent(stream, seq, r[2], r[3], r[4], meta, dd, md, prev, r[6]))
     return out
 
 
