@@ -1,11 +1,11 @@
 """Leaderboards: ratings, wins and scores per game type and per player.
 
 A global consumer (listed in ``service.bootstrap``): it reads ``GameFinished``
-events from the event store's global feed (``EventStore.read_all``) in
+events from the event store's global feed (``EventStore.read_finished``) in
 ``(tx_id, position)`` order and folds them into Redis.  Ratings depend on the
 order in which games finished, so the order must be the same for every reader:
 
-* ``read_all`` only returns events of transactions older than the oldest one
+* the feed only returns events of transactions older than the oldest one
   still running, so a transaction that commits late can never be skipped and
   the feed is one total order that only ever grows at the end;
 * the consumer's cursor (``lb:{lb}:cursor``) and everything it derived from
@@ -51,8 +51,8 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from service.core.eventstore import EventStore
-from service.core.pipeline import GAME_CREATED, GAME_FINISHED
-from service.core.records import START, Cursor, StoredEvent
+from service.core.pipeline import GAME_CREATED
+from service.core.records import START, Cursor, FinishedRow
 
 if TYPE_CHECKING:
     from openskill.models import PlackettLuce
@@ -154,7 +154,7 @@ class _Finished:
     rated: bool = False
 
 
-def _finished(event: StoredEvent, game: str, players: list[str], rated: bool = False) -> _Finished | None:
+def _finished(event: FinishedRow, game: str, players: list[str], rated: bool = False) -> _Finished | None:
     """``None`` for a result the leaderboards cannot use (no ranks): such a
     game is passed over, the same way live and in a rebuild, rather than
     blocking every game after it."""
@@ -175,7 +175,7 @@ def _finished(event: StoredEvent, game: str, players: list[str], rated: bool = F
         players=players,
         scores=[scores.get(str(s)) for s in seats],
         ranks=ranks,
-        finished_at=event.meta.get("received_at") or "",
+        finished_at=event.received_at or "",
         # An aborted game (an organiser's abort, the length cap) is unrated.
         rated=rated and result.get("reason") != "aborted",
     )
@@ -286,19 +286,15 @@ def read_cursor(raw: bytes | None) -> Cursor:
     return (str(tx), int(pos))
 
 
-def _players_of(
-    store: EventStore, cache: dict[str, tuple[str, list[str], bool]], game_id: str
-) -> tuple[str, list[str], bool]:
+def _players_of(row: FinishedRow) -> tuple[str, list[str], bool]:
     """Game type, player handles (seat = index) and whether it is rated, from
-    the game's ``GameCreated`` event: the stream alone decides, so a rebuild
-    needs nothing else.  A game from before accounts has no ``rated``: casual."""
-    if game_id not in cache:
-        opening = store.read(game_id, after=0, upto=1)
-        if not opening or opening[0].type != GAME_CREATED:  # pragma: no cover - every stream opens so
-            raise RuntimeError(f"GameFinished for game {game_id} without its GameCreated")
-        created = opening[0].data
-        cache[game_id] = (created["game"], list(created["players"]), created.get("rated") is True)
-    return cache[game_id]
+    the game's ``GameCreated`` event (read with its GameFinished): the stream
+    alone decides, so a rebuild needs nothing else.  A game from before
+    accounts has no ``rated``: casual."""
+    if row.opening_type != GAME_CREATED:  # pragma: no cover - every stream opens so
+        raise RuntimeError(f"GameFinished for game {row.game_id} without its GameCreated")
+    created = row.opening
+    return created["game"], list(created["players"]), created.get("rated") is True
 
 
 def _check_order(cursor: Cursor, cursors: list[Cursor]) -> None:
@@ -317,25 +313,23 @@ def step(r: redis.Redis, store: EventStore, batch: int = BATCH) -> int | None:
 
     Returns how many were folded (0: caught up), or ``None`` if another
     consumer moved the cursor first (nothing was written; try again)."""
-    games: dict[str, tuple[str, list[str], bool]] = {}
     with r.pipeline() as pipe:
         try:
             pipe.watch(CURSOR)
             cursor = read_cursor(pipe.get(CURSOR))
-            rows = store.read_all(after=cursor, limit=batch, types=[GAME_FINISHED])
+            rows = store.read_finished(after=cursor, limit=batch)
             if not rows:
                 pipe.unwatch()
                 return 0
-            _check_order(cursor, [c for c, _ in rows])
+            _check_order(cursor, [row.cursor for row in rows])
             fold = _Fold(pipe)
-            for _, event in rows:
-                game, players, rated = _players_of(store, games, event.game_id)
-                finished = _finished(event, game, players, rated)
+            for row in rows:
+                finished = _finished(row, *_players_of(row))
                 if finished is not None:
                     fold.apply(finished)
             pipe.multi()
             fold.write(pipe)
-            pipe.set(CURSOR, dumps(list(rows[-1][0])))
+            pipe.set(CURSOR, dumps(list(rows[-1].cursor)))
             pipe.set(FORMAT_KEY, FORMAT)
             pipe.execute()
             return len(rows)

@@ -6,6 +6,13 @@ rather than polling (docs/API.md "Streams and waits").
   (``projections/runner.py``), so a subscriber that hears version N can read N
   (or later) from the game's hash at once, and a write that failed announces
   nothing.  The payload is the version the hash now holds.
+* The board of that version: ``PUBLISH g:{<id>}:board <json>``, just before
+  the announcement, in the same ``MULTI``: every field of the write that a
+  board shows (views, legal lists, status, clock...; not the engine's state nor
+  the seats' token hashes).  Only a process that streams the game subscribes
+  to it (``service/http/waiting.py``), so a follower gets every version, in
+  order, even the ones the hash has already moved past when it is served; a
+  channel nobody listens to costs Redis next to nothing.
 * An account's events (``PUBLISH a:{<handle>}:events <json>``, one line of
   the account stream each), from the same write, for the seats of the game
   that are accounts: ``table_started`` (the first write of a game opened by a
@@ -41,6 +48,10 @@ GAME_PATTERN = "g:{*}:changed"
 ACCOUNT_PATTERN = "a:{*}:events"
 
 _GAME_PREFIX, _GAME_SUFFIX = "g:{", "}:changed"
+_BOARD_SUFFIX = "}:board"
+#: Fields of a write that no board shows: the engine's whole state (hidden
+#: information: only views leave the projection) and the seats' token hashes.
+_NOT_BOARD = frozenset({"state", "auth"})
 
 
 def game_channel(game_id: str) -> str:
@@ -53,6 +64,45 @@ def game_of(channel: str) -> str | None:
     if channel.startswith(_GAME_PREFIX) and channel.endswith(_GAME_SUFFIX):
         return channel[len(_GAME_PREFIX) : -len(_GAME_SUFFIX)]
     return None
+
+
+def board_channel(game_id: str) -> str:
+    """The channel carrying each new board of ``game_id`` (see the module's doc)."""
+    return f"{_GAME_PREFIX}{game_id}{_BOARD_SUFFIX}"
+
+
+def board_game_of(channel: str) -> str | None:
+    """The game id of a :func:`board_channel` name, or None."""
+    if channel.startswith(_GAME_PREFIX) and channel.endswith(_BOARD_SUFFIX):
+        return channel[len(_GAME_PREFIX) : -len(_BOARD_SUFFIX)]
+    return None
+
+
+def board_payload(fields: dict[str, Any]) -> bytes:
+    """What :func:`board_channel` carries of a write's ``fields`` (the game's
+    hash fields as written): all but :data:`_NOT_BOARD`, as a JSON header
+    ``[[name, length], ...]``, a newline, then the values' bytes one after the
+    other.  The values stay the bytes the hash holds (most are JSON texts):
+    a subscriber slices them out, as it would read them with ``HMGET``,
+    without parsing them (:func:`parse_board`)."""
+    names, values = [], []
+    for name, value in fields.items():
+        if name in _NOT_BOARD:
+            continue
+        raw = value if isinstance(value, bytes) else str(value).encode()
+        names.append((name, len(raw)))
+        values.append(raw)
+    return orjson.dumps(names) + b"\n" + b"".join(values)
+
+
+def parse_board(payload: bytes) -> dict[str, bytes]:
+    """The fields of a :func:`board_payload`, each as the bytes ``HMGET`` gives."""
+    head, _, body = payload.partition(b"\n")
+    out, at = {}, 0
+    for name, size in orjson.loads(head):
+        out[name] = body[at : at + size]
+        at += size
+    return out
 
 
 def game_changed(pipe: Any, game_id: str, version: int | str) -> None:
@@ -73,6 +123,9 @@ def game_written(
     ``fields`` are the hash's new fields (``"auth"`` among them only on the
     hash's first write); ``newest_at``: when its newest event was received."""
     gid, version = info["id"], int(fields["version"])
+    # The board before the announcement: a follower woken by the announcement
+    # finds the board of that version already heard.
+    pipe.publish(board_channel(gid), board_payload(fields))
     game_changed(pipe, gid, version)
     flags = info.get("accounts")
     if not flags or not any(flags) or not _fresh(newest_at):

@@ -22,6 +22,7 @@ follower received every change in order and ended at its game's head.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -29,6 +30,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import bench_api
@@ -111,8 +113,13 @@ def run(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: float,
     followed = _create(svc, ctx, 8000, GAMES, steps)
 
     say(f"  api_intents_16 on {GAMES} games, no follower (same sitting)")
+    busy0 = machine_busy()
     alone = bench_api.api_intents(url, quiet, CLIENTS, seconds)
+    busy_alone = machine_busy(busy0)
     env.wait_queue_empty()
+    # A spectator's board line is at least this long (a seat's adds its legal list).
+    with urllib.request.urlopen(f"{url}/v1/games/{followed[0].game_id}", timeout=10) as resp:
+        line_bytes = len(resp.read()) + len(b'{"type":"board","version":1234,}')
 
     watch_out, follow_out = OUT / "watch.json", OUT / "followers.json"
     watcher = _start(["--url", url, "--watch", env.redis_url, "--seconds", "900", "--out", str(watch_out)], "watcher")
@@ -212,9 +219,64 @@ def run(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: float,
         api_intents_16_same_sitting=alone.rate,
         ratio_same_sitting=with_followers.rate / alone.rate if alone.rate else None,
     )
+    _floor(res, alone.rate, busy_alone, detail["changes_published"] / max(with_followers.ok, 1), line_bytes, say)
     say(
         f"  delivery p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(delays):,} lines; healthz p99 "
         f"{percentile(health, 99) * 1000:.1f} ms; intents {with_followers.rate:,.0f}/s with followers, "
         f"{alone.rate:,.0f}/s without; missed {missed} of {expected} changes, {unordered} out of order, "
         f"{short} not at the head; cores used {cpu_share}"
+    )
+
+
+def machine_busy(since: tuple[float, float] | None = None) -> tuple[float, float]:
+    """``(busy, total)`` CPU ticks of the whole machine from /proc/stat; with
+    ``since``, the busy share of the cores since then as ``(share, 0)``."""
+    ticks = [float(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle + iowait
+    now = (sum(ticks) - idle, sum(ticks))
+    if since is None:
+        return now
+    return (now[0] - since[0]) / max(now[1] - since[1], 1.0), 0.0
+
+
+def _floor(
+    res: Results,
+    alone_rate: float,
+    busy: tuple[float, float],
+    changes_per_intent: float,
+    line_bytes: int,
+    say: Callable[[str], None],
+) -> None:
+    """The followers' floor (``scripts/bench_floor.py``) at the load the ratio
+    target asks for: 0.9 of the intents rate without followers, as changes
+    (``changes_per_intent``: the drain coalesces some), each a line for each
+    follower of its game.  From its CPU per line, the highest intents ratio
+    any Python delivery could leave on this machine, if the intents alone
+    keep ``busy`` of the cores busy: ``1 / (busy + lines per intent x CPU per
+    line x rate / cores)``."""
+    rate = 0.9 * alone_rate * changes_per_intent
+    say(f"  floor: bare sockets, {rate:,.0f} changes/s of {line_bytes:,}-byte lines to {FOLLOWERS} followers")
+    out = subprocess.run(
+        [sys.executable, str(SCRIPTS / "bench_floor.py"), "--rate", f"{rate:.1f}", "--size", str(line_bytes)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    floor = json.loads(out.stdout)
+    per_line = floor["writer_us_per_line"] + floor["reader_us_per_line"]
+    cores = os.cpu_count() or 1
+    lines_per_intent = changes_per_intent * FOLLOWERS / GAMES
+    bound = 1 / (busy[0] + lines_per_intent * per_line * 1e-6 * alone_rate / cores)
+    floor.update(
+        us_per_line=per_line,
+        cores_at_target=floor["lines_per_second"] * per_line * 1e-6,
+        machine_busy_without_followers=busy[0],
+        changes_per_intent=changes_per_intent,
+    )
+    res.put("followers_ratio_bound", min(bound, 1.0), **floor)
+    say(
+        f"  floor: {per_line:.1f} us of CPU a line (write {floor['writer_us_per_line']:.1f} + read "
+        f"{floor['reader_us_per_line']:.1f}), {floor['cores_at_target']:.2f} cores at the target's rate; "
+        f"the intents used {busy[0]:.0%} of the cores alone: ratio bound {min(bound, 1.0):.2f}"
     )

@@ -156,6 +156,22 @@ class FoldBatch:
 
 
 @dataclass(frozen=True, slots=True)
+class FinishedRow:
+    """A ``GameFinished`` of the global feed as the leaderboards fold it
+    (``EventStore.read_finished``): no digests, and the stream's opening with it."""
+
+    cursor: Cursor
+    game_id: str
+    #: The GameFinished's data (``result``).
+    data: dict[str, Any]
+    #: ``received_at`` of the decision that finished the game (its meta, or the meta in force).
+    received_at: str | None
+    #: Type and data of the stream's first event (a GameCreated in every stream the service writes).
+    opening_type: str
+    opening: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class GameRecord:
     game_id: str
     game: str

@@ -221,27 +221,42 @@ class StreamLine(Schema):
     version = fields.Integer(metadata={"description": "board and end lines: the version shown / last shown"})
 
 
-def board_reader(gid: str, viewer: Any) -> tuple[Any, Callable[[redis.Redis], tuple[int, tuple[bytes, bool]] | None]]:
-    """(cache key, read) of ``viewer``'s board line: one ``HMGET`` (the board
-    and the legal list of one version), shaped exactly as ``GET`` shapes it."""
+def board_reader(
+    gid: str, viewer: Any
+) -> tuple[
+    Any,
+    Callable[[redis.Redis], tuple[int, tuple[bytes, bool]] | None],
+    Callable[[dict[str, bytes]], tuple[bytes, bool]],
+]:
+    """(cache key, read, shape) of ``viewer``'s board line: ``read`` is one
+    ``HMGET`` (the board and the legal list of one version) of the newest
+    board; ``shape`` makes the line of a version's fields as the board channel
+    carried them (``Hub.boards_after``).  Both shape it exactly as ``GET``
+    does."""
     seat = viewer if isinstance(viewer, int) and viewer != ADMIN else None
     names = games.board_names(viewer) + ([f"legal:{seat}"] if seat is not None else [])
     names = ["version", *(n for n in names if n != "version")]
     key = ("board", names[-1])
 
+    def shape(model: dict[str, Any]) -> tuple[bytes, bool]:
+        # "type" and "version" lead the line, so a client that only tracks
+        # versions reads them without parsing the board (docs/API.md, "Streams").
+        line = {
+            "type": "board",
+            "version": int(model["version"]),
+            **_GAME_OUT.dump(games.board_body(gid, viewer, model)),
+        }
+        if seat is not None:
+            line["legal"] = json.loads(model.get(f"legal:{seat}") or b"[]")
+        return ndjson(line), line["status"] == "finished"
+
     def read(r: redis.Redis) -> tuple[int, tuple[bytes, bool]] | None:
         values = r.hmget(keys.game(gid), names)
         if values[0] is None:
             return None
-        model = dict(zip(names, values, strict=True))
-        # "type" and "version" lead the line, so a client that only tracks
-        # versions reads them without parsing the board (docs/API.md, "Streams").
-        line = {"type": "board", "version": int(values[0]), **_GAME_OUT.dump(games.board_body(gid, viewer, model))}
-        if seat is not None:
-            line["legal"] = json.loads(model[f"legal:{seat}"] or b"[]")
-        return int(values[0]), (ndjson(line), line["status"] == "finished")
+        return int(values[0]), shape(dict(zip(names, values, strict=True)))
 
-    return key, read
+    return key, read, shape
 
 
 @blp.route("/games/<uuid:game_id>/stream", methods=["GET"])
@@ -283,7 +298,7 @@ def game_stream(game_id: Any) -> Response:
         return Response(status=204)
     slots = open_slots()
     r = svc.redis
-    cache_key, read = board_reader(gid, viewer)
+    cache_key, read, shape = board_reader(gid, viewer)
 
     def frame_board(version: int, data: bytes) -> bytes:
         return sse("board", data, version) if is_sse else data
@@ -296,7 +311,7 @@ def game_stream(game_id: Any) -> Response:
         sent_any = resumed is not None
         if is_sse:
             yield sse_retry()
-        with hub.watch(gid) as watch:
+        with hub.watch(gid, boards=True) as watch:
             started = changed = time.monotonic()
             next_ping = started + settings.stream_ping_seconds
             fresh = True
@@ -314,7 +329,28 @@ def game_stream(game_id: Any) -> Response:
                     asked = True
                 else:
                     asked = False
+                if sent_any and watch.version > last:
+                    # Every version heard since the last line, in order, from
+                    # the board channel (not only the newest: the hash has it),
+                    # in one write: a follower that fell behind catches up with
+                    # one system call, not one per line.
+                    chunk, finished = [], False
+                    for version, (data, finished) in hub.boards_after(watch, cache_key, last, shape):
+                        chunk.append(frame_board(version, data))
+                        last = version
+                        if finished:
+                            chunk.append(frame("end", {"type": "end", "reason": "finished", "version": last}))
+                            break
+                    if chunk:
+                        yield b"".join(chunk)
+                        hub.sent(watch, last)
+                        changed = time.monotonic()
+                        if finished:
+                            return
                 if fresh or watch.version > last:
+                    # The first line, or versions the board channel did not
+                    # bring (heard while it was away, or more than the hub
+                    # keeps): the newest board, from the hash.
                     fresh = False
                     try:
                         got = hub.fetch(watch, cache_key, lambda: read(r))
@@ -324,6 +360,7 @@ def game_stream(game_id: Any) -> Response:
                         version, (data, finished) = got
                         yield frame_board(version, data)
                         last, sent_any = version, True
+                        hub.sent(watch, last)
                         changed = time.monotonic()
                         if finished:
                             yield frame("end", {"type": "end", "reason": "finished", "version": last})

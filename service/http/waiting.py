@@ -22,6 +22,15 @@ Many followers of one game want the same thing at the same moment: the
 board after the change they were woken for.  :meth:`Hub.fetch` lets the first
 of them read it and hands the same bytes to the rest (one Redis read and one
 serialisation per change and kind of viewer, not per follower).
+
+A game stream wants more: every version, in order, even when versions come
+faster than its greenlet is served (the hash holds only the newest).  For the
+games it streams, the hub also subscribes to their ``g:{<id>}:board``
+channel, which carries each write's board fields (``projections/publish.py``),
+and keeps the versions its slowest follower has not sent yet
+(:meth:`Hub.boards_after`; at most ``BOARD_HISTORY``: a follower further
+behind than that, or one that missed messages while the connection was away,
+is served the newest board instead and skips versions, never going back).
 """
 
 from __future__ import annotations
@@ -45,10 +54,17 @@ log = logging.getLogger(__name__)
 #: Seconds between the safety re-reads of every watched game's version (one
 #: pipelined round trip per process, however many waiters).
 SAFETY_SECONDS = 2.0
-#: How long the listener waits for a message before looking at its timers.
-_TICK_SECONDS = 1.0
 #: Account events kept per follower while it is busy writing (oldest dropped).
 ACCOUNT_BACKLOG = 256
+#: Boards kept per streamed game for its slowest follower (memory: about this
+#: many writes' board fields, a few KB each, per streamed game and process).
+BOARD_HISTORY = 16
+#: How long a new game stream waits for its board channel's subscription
+#: before its first read (else versions written in between could be missed).
+SUBSCRIBE_WAIT_SECONDS = 2.0
+#: The listener's longest wait for a message: it applies new board
+#: subscriptions between waits.
+_TICK_SECONDS = 0.05
 
 T = TypeVar("T")
 
@@ -58,7 +74,20 @@ _HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
 class _Cell:
     """What the waiters of one game share."""
 
-    __slots__ = ("cond", "lines", "locks", "queues", "ticks", "version", "watchers")
+    __slots__ = (
+        "board_watchers",
+        "boards",
+        "built",
+        "cond",
+        "lines",
+        "locks",
+        "positions",
+        "queues",
+        "subscribed",
+        "ticks",
+        "version",
+        "watchers",
+    )
 
     def __init__(self) -> None:
         self.cond = threading.Condition()
@@ -72,6 +101,16 @@ class _Cell:
         self.locks: dict[Any, threading.Lock] = {}
         #: Account cells: one queue of payloads per follower.
         self.queues: list[deque[Any]] = []
+        #: Game streams following this game in this process (board channel subscribed while > 0).
+        self.board_watchers = 0
+        #: Set once the game's board channel is subscribed.
+        self.subscribed = threading.Event()
+        #: (version, fields) of the boards heard, oldest first, newer than the slowest follower.
+        self.boards: deque[tuple[int, dict[str, bytes]]] = deque()
+        #: version -> key -> value: each board shaped once per kind of viewer.
+        self.built: dict[int, dict[Any, Any]] = {}
+        #: id(watch) -> the last version that stream sent.
+        self.positions: dict[int, int] = {}
 
 
 class Watch:
@@ -114,6 +153,12 @@ class Hub:
         self._games: dict[str, _Cell] = {}
         self._accounts: dict[str, _Cell] = {}
         self._lock = threading.Lock()
+        #: Games whose board channel should be subscribed / is (listener's side) / is confirmed.
+        self._boards_wanted: set[str] = set()
+        self._boards_sent: set[str] = set()
+        self._boards_confirmed: set[str] = set()
+        #: Set when ``_boards_wanted`` changed: the listener looks at the sets only then.
+        self._boards_dirty = False
         self._thread: threading.Thread | None = None
         self._redis: redis.Redis | None = None
         #: Its connections' name in Redis (``CLIENT LIST``).
@@ -122,15 +167,45 @@ class Hub:
 
     # -- registering --------------------------------------------------------------
     @contextlib.contextmanager
-    def watch(self, game_id: str) -> Iterator[Watch]:
+    def watch(self, game_id: str, boards: bool = False) -> Iterator[Watch]:
         """Register on ``game_id``'s cell for the duration of the block.
         Register *before* reading what you wait for: a change after the read
-        then wakes the first :meth:`Watch.wait` at once."""
+        then wakes the first :meth:`Watch.wait` at once.
+
+        ``boards``: a game stream, which wants every version's board
+        (:meth:`boards_after`); this waits, bounded, until the game's board
+        channel is subscribed, so that every write after the caller's first
+        read is heard."""
         self._start()
         cell = self._enter(self._games, game_id)
+        watch = Watch(self, cell)
+        if boards:
+            with self._lock:
+                cell.board_watchers += 1
+                if game_id not in self._boards_wanted:
+                    self._boards_wanted.add(game_id)
+                    self._boards_dirty = True
+                if game_id in self._boards_confirmed:
+                    cell.subscribed.set()
+            with cell.cond:
+                # Until its first line, a stream may need any board heard (only
+                # BOARD_HISTORY bounds what is kept for it).
+                cell.positions[id(watch)] = 0
+            cell.subscribed.wait(SUBSCRIBE_WAIT_SECONDS)
         try:
-            yield Watch(self, cell)
+            yield watch
         finally:
+            if boards:
+                with self._lock:
+                    cell.board_watchers -= 1
+                    if cell.board_watchers == 0:
+                        self._boards_wanted.discard(game_id)
+                        self._boards_dirty = True
+                with cell.cond:
+                    cell.positions.pop(id(watch), None)
+                    if cell.board_watchers == 0:
+                        cell.boards.clear()
+                        cell.built.clear()
             self._leave(self._games, game_id, cell)
 
     @contextlib.contextmanager
@@ -197,6 +272,41 @@ class Hub:
                     cell.version = got[0]
             return got
 
+    def boards_after(
+        self, watch: Watch, key: Any, after: int, shape: Callable[[dict[str, bytes]], T]
+    ) -> list[tuple[int, T]]:
+        """The boards heard after version ``after``, oldest first, as
+        ``(version, shape(fields))``: each shaped once per ``key`` (kind of
+        viewer) and handed to every follower asking with that key.  Empty when
+        none was heard (the caller then reads the newest board itself)."""
+        cell = watch.cell
+        with cell.cond:
+            heard = [(v, fields) for v, fields in cell.boards if v > after]
+        out = []
+        for version, fields in heard:
+            shaped = cell.built.setdefault(version, {})
+            if key not in shaped:
+                shaped[key] = shape(fields)
+            out.append((version, shaped[key]))
+        return out
+
+    def sent(self, watch: Watch, version: int) -> None:
+        """A game stream sent ``version``: boards up to the slowest stream's are let go."""
+        cell = watch.cell
+        with cell.cond:
+            cell.positions[id(watch)] = version
+            self._trim(cell)
+
+    @staticmethod
+    def _trim(cell: _Cell) -> None:
+        # Called with cell.cond held.
+        slowest = min(cell.positions.values()) if cell.positions else None
+        while cell.boards and (
+            len(cell.boards) > BOARD_HISTORY or (slowest is not None and cell.boards[0][0] <= slowest)
+        ):
+            version, _ = cell.boards.popleft()
+            cell.built.pop(version, None)
+
     # -- shutting down ------------------------------------------------------------
     def shutdown(self) -> None:
         """Graceful stop of this process: wake every waiter; streams end with a
@@ -237,7 +347,7 @@ class Hub:
                 self._redis = redis.Redis.from_url(
                     self.redis_url, socket_connect_timeout=2, socket_keepalive=True, client_name=self.client_name
                 )
-                pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+                pubsub = self._redis.pubsub()
                 pubsub.psubscribe(publish.GAME_PATTERN, publish.ACCOUNT_PATTERN)
                 self.connected = True
                 pause = 0.1
@@ -245,6 +355,7 @@ class Hub:
                 self._resync(reset=True)
                 next_check = time.monotonic() + self.safety_seconds
                 while not self.closing:
+                    self._subscribe_boards(pubsub)
                     message = pubsub.get_message(timeout=_TICK_SECONDS)
                     if message is not None:
                         self._deliver(message)
@@ -264,6 +375,13 @@ class Hub:
                 time.sleep(1.0)
             finally:
                 self.connected = False
+                with self._lock:
+                    # A new connection subscribes every wanted board channel again.
+                    self._boards_sent.clear()
+                    self._boards_confirmed.clear()
+                    self._boards_dirty = True
+                    for cell in self._games.values():
+                        cell.subscribed.clear()
                 if pubsub is not None:
                     with contextlib.suppress(Exception):
                         pubsub.close()
@@ -271,9 +389,50 @@ class Hub:
                     with contextlib.suppress(Exception):
                         self._redis.close()
 
+    def _subscribe_boards(self, pubsub: Any) -> None:
+        """Bring the board channels subscribed in line with the streamed games
+        (only this listener touches the pub/sub connection)."""
+        if not self._boards_dirty:
+            return
+        with self._lock:
+            self._boards_dirty = False
+            more = self._boards_wanted - self._boards_sent
+            fewer = self._boards_sent - self._boards_wanted
+            self._boards_sent = set(self._boards_wanted)
+            self._boards_confirmed -= fewer
+        if fewer:
+            pubsub.unsubscribe(*(publish.board_channel(g) for g in fewer))
+        if more:
+            pubsub.subscribe(*(publish.board_channel(g) for g in more))
+
     def _deliver(self, message: dict[str, Any]) -> None:
         channel = message["channel"]
         channel = channel.decode() if isinstance(channel, bytes) else channel
+        kind = message["type"]
+        if kind in ("subscribe", "unsubscribe", "psubscribe", "punsubscribe"):
+            game = publish.board_game_of(channel)
+            if kind == "subscribe" and game is not None:
+                with self._lock:
+                    if game in self._boards_sent:
+                        self._boards_confirmed.add(game)
+                        cell = self._games.get(game)
+                        if cell is not None:
+                            cell.subscribed.set()
+            return
+        game = publish.board_game_of(channel)
+        if game is not None:
+            cell = self._games.get(game)
+            if cell is not None and cell.board_watchers > 0:
+                fields = publish.parse_board(message["data"])
+                version = int(fields["version"])
+                with cell.cond:
+                    if not cell.boards or version > cell.boards[-1][0]:
+                        cell.boards.append((version, fields))
+                        self._trim(cell)
+                    cell.version = max(cell.version, version)
+                    cell.ticks += 1
+                    cell.cond.notify_all()
+            return
         game = publish.game_of(channel)
         if game is not None:
             cell = self._games.get(game)

@@ -18,7 +18,7 @@ import redis
 import requests
 from support import auth, play_fast, projecting, serving
 
-from projections import keys
+from projections import keys, publish
 from projections.runner import project_game
 from service.http import waiting
 
@@ -71,6 +71,38 @@ class Reader(threading.Thread):
                 self.first.set()
 
 
+class Announced(threading.Thread):
+    """Every version the projection announces for ``gids`` (``g:{id}:changed``),
+    heard from the moment it is built."""
+
+    def __init__(self, redis_url: str, gids: list[str]) -> None:
+        super().__init__(daemon=True)
+        self.client = redis.Redis.from_url(redis_url)
+        self.pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+        self.pubsub.subscribe(*(publish.game_channel(g) for g in gids))
+        self.versions: dict[str, list[int]] = {g: [] for g in gids}
+        self.stop = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        # Once stopped, it still drains what has arrived.
+        while (message := self.pubsub.get_message(timeout=0.2)) is not None or not self.stop.is_set():
+            if message is not None:
+                self.versions[publish.game_of(message["channel"].decode())].append(int(message["data"]))
+
+    def close(self) -> None:
+        self.stop.set()
+        self.join(5)
+        self.pubsub.close()
+        self.client.close()
+
+
+def _every_change(announced: list[int], versions: list[int]) -> None:
+    """docs/API.md "Streams": after its first line, a stream sends every
+    version the projection wrote, in order, none skipped."""
+    assert set(announced) and [v for v in sorted(set(announced)) if v > versions[0]] == versions[1:]
+
+
 def _board(line: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in line.items() if k not in ("type", "legal")}
 
@@ -87,6 +119,7 @@ def test_the_stream_starts_with_the_board_and_follows_every_change_in_order_to_t
     before = {who: requests.get(f"{server}/v1/games/{gid}", headers=h, timeout=10).json() for who, h in viewers.items()}
     legal0 = requests.get(f"{server}/v1/games/{gid}/legal", headers=viewers["seat 0"], timeout=10).json()
     readers = {who: Reader(f"{server}/v1/games/{gid}/stream", h) for who, h in viewers.items()}
+    announced = Announced(settings.redis_url, [gid])
     for r in readers.values():
         r.start()
     for r in readers.values():
@@ -96,6 +129,7 @@ def test_the_stream_starts_with_the_board_and_follows_every_change_in_order_to_t
     for r in readers.values():
         r.join(60)
         assert not r.is_alive(), "the stream did not end when the game finished"
+    announced.close()
     assert played > 20
     for who, r in readers.items():
         assert r.status == 200 and r.content_type.startswith("application/x-ndjson")
@@ -109,6 +143,7 @@ def test_the_stream_starts_with_the_board_and_follows_every_change_in_order_to_t
         versions = [b["version"] for b in boards]
         assert versions == sorted(set(versions)), who
         assert len(boards) > 5, f"{who}: {len(boards)} board lines for {played} intents"
+        _every_change(announced.versions[gid], versions)
         assert boards[-1]["status"] == "finished" and boards[-1]["result"]
         assert r.lines[-1] == {"type": "end", "reason": "finished", "version": boards[-1]["version"]}
         after = requests.get(f"{server}/v1/games/{gid}", headers=viewers[who], timeout=10).json()
@@ -123,6 +158,7 @@ def test_every_line_is_the_board_of_its_version(server, app, new_game, ctx, sett
     the engine's view of the stream folded to that version (time travel; the
     game is finished, so anyone may travel)."""
     games = [new_game("nauticus", ["ann", "bob"]) for _ in range(2)]
+    announced = Announced(settings.redis_url, [g["id"] for g in games])
     readers = [Reader(f"{server}/v1/games/{g['id']}/stream", auth(g["seats"][1]["token"])) for g in games]
     for r in readers:
         r.start()
@@ -146,6 +182,8 @@ def test_every_line_is_the_board_of_its_version(server, app, new_game, ctx, sett
         assert r.lines[-1]["type"] == "end"
         versions = [b["version"] for b in boards]
         assert versions == sorted(set(versions))
+        announced.close()
+        _every_change(announced.versions[g["id"]], versions)
         for b in [*boards[:: max(1, len(boards) // 8)], boards[-1]]:
             travel = requests.get(
                 f"{server}/v1/games/{g['id']}/state",
@@ -155,6 +193,28 @@ def test_every_line_is_the_board_of_its_version(server, app, new_game, ctx, sett
             ).json()
             assert b["view"] == travel["view"], b["version"]
             assert b["to_act"] == travel["to_act"]
+
+
+def test_a_line_from_the_board_channel_is_the_line_from_the_hash(app, new_game, ctx):
+    """Hidden information: a stream's later lines are shaped from what the
+    board channel carried (``publish.board_payload``), its first from the
+    hash; for every kind of viewer both give the same bytes, so a stream
+    carries exactly what ``GET`` shows that caller at each version."""
+    from service.games.base import ADMIN
+    from service.http.streams import board_reader
+
+    created = new_game("nauticus", ["ann", "bob"])
+    play_fast(app, created, 5, stop_after=6, intent_prefix="h")
+    gid = created["id"]
+    project_game(ctx.redis, ctx.store, gid)
+    fields = {k.decode(): v for k, v in ctx.redis.hgetall(keys.game(gid)).items()}
+    carried = publish.parse_board(publish.board_payload(fields))
+    assert "state" not in carried and "auth" not in carried
+    for viewer in (None, 0, 1, ADMIN):
+        _, read, shape = board_reader(gid, viewer)
+        version, line = read(ctx.redis)
+        assert version == int(fields["version"]) > 1
+        assert shape(carried) == line, viewer
 
 
 def test_server_sent_events_form_resumes_and_says_when_to_stop(server, app, new_game):

@@ -409,6 +409,28 @@ def test_boards_of_finished_games_are_projected(ctx):
     assert ctx.redis.hget(f"g:{{{created['id']}}}", "status") == b"finished"
 
 
+def test_the_leaderboards_read_of_the_feed_matches_the_full_feed(ctx):
+    """``read_finished`` (what the consumer folds: no digests, the opening
+    joined) gives, for every GameFinished of the full feed (``read_all``), the
+    same cursor, data and finishing time, and the stream's first event."""
+    svc = quiet_service(ctx.store)
+    ids = []
+    for seed in (21, 22):
+        created = svc.create_game("nauticus", handles("ann", "bob"), {})
+        last = fast_forward(svc, created, random.Random(seed))
+        svc.submit(created["id"], last["token"], last["intent"], last["version"], None, "")
+        ids.append(created["id"])
+    full = [(c, e) for c, e in ctx.store.read_all(limit=100_000, types=[GAME_FINISHED]) if e.game_id in ids]
+    lean = [row for row in ctx.store.read_finished(limit=100_000) if row.game_id in ids]
+    assert len(full) == 2
+    assert [(row.cursor, row.game_id, row.data, row.received_at) for row in lean] == [
+        (c, e.game_id, e.data, e.meta["received_at"]) for c, e in full
+    ]
+    for row in lean:
+        opening = ctx.store.read(row.game_id, upto=1)[0]
+        assert (row.opening_type, row.opening) == (opening.type, opening.data)
+
+
 def test_the_global_feed_orders_transaction_ids_as_numbers(settings):
     """Regression: ``read_all`` once sorted by the text of ``tx_id`` (the
     output column of the same name), so xid 10 came before xid 9 and a
@@ -444,6 +466,10 @@ def test_the_global_feed_orders_transaction_ids_as_numbers(settings):
             assert [c[0] for c, _ in store.read_all()] == ["9", "10", "100"]
             assert [c[0] for c, _ in store.read_all(after=("9", 1), types=["GameFinished"])] == ["10", "100"]
             assert [c[0] for c, _ in store.read_all(after=("10", 2), limit=1)] == ["100"]
+            # The leaderboards' own read of the feed (GameFinished only) orders the same way.
+            assert [row.cursor[0] for row in store.read_finished()] == ["9", "10", "100"]
+            assert [row.cursor[0] for row in store.read_finished(after=("9", 1))] == ["10", "100"]
+            assert [row.cursor[0] for row in store.read_finished(after=("9", 1), limit=1)] == ["10"]
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from projections import keys, publish
+from service.http import waiting
 from service.http.waiting import Hub, wait_until
 
 
@@ -167,6 +168,65 @@ def test_account_events_arrive_in_order(hub, r):
         assert [json.loads(m)["version"] for m in queue] == [0, 1, 2]
 
 
+def _write(r: redis.Redis, gid: str, version: int) -> None:
+    """What a projection write publishes, for a game with one field besides its version."""
+    fields = {"version": str(version), "view:public": f'{{"at":{version}}}'.encode(), "state": b"{secret}"}
+    with r.pipeline() as pipe:
+        publish.game_written(pipe, {"id": gid, "players": []}, fields, False, None)
+        pipe.execute()
+
+
+def test_a_game_stream_hears_every_board_in_order_and_the_slowest_one_bounds_what_is_kept(hub, r):
+    """docs/API.md "Streams": a follower gets every version, even those the
+    hash has moved past; boards are kept only until the slowest stream of the
+    process sent them, and never more than BOARD_HISTORY."""
+    gid = str(uuid.uuid4())
+    shaped: list[int] = []
+
+    def shape(fields: dict[str, bytes]) -> bytes:
+        assert "state" not in fields  # only what a board shows leaves the projection
+        shaped.append(int(fields["version"]))
+        return fields["view:public"]
+
+    with hub.watch(gid, boards=True) as slow, hub.watch(gid, boards=True) as fast:
+        assert slow.cell.subscribed.is_set()  # subscribed before the caller's first read
+        for v in (2, 3, 5, 8):
+            _write(r, gid, v)
+        deadline = time.monotonic() + 5
+        while slow.version < 8 and time.monotonic() < deadline:
+            slow.wait(1)
+        expected = [(2, b'{"at":2}'), (3, b'{"at":3}'), (5, b'{"at":5}'), (8, b'{"at":8}')]
+        assert hub.boards_after(slow, "k", 1, shape) == expected
+        assert hub.boards_after(fast, "k", 3, shape) == expected[2:]
+        assert shaped == [2, 3, 5, 8]  # once per version and key, shared by both followers
+        hub.sent(fast, 8)
+        hub.sent(slow, 3)  # the slowest: 2 and 3 are let go, 5 and 8 kept
+        assert [v for v, _ in hub.boards_after(slow, "k", 0, shape)] == [5, 8]
+        for v in range(9, 9 + 2 * waiting.BOARD_HISTORY):
+            _write(r, gid, v)
+        last = 8 + 2 * waiting.BOARD_HISTORY
+        while fast.version < last and time.monotonic() < deadline + 5:
+            fast.wait(1)
+        kept = [v for v, _ in hub.boards_after(slow, "k", 0, shape)]
+        assert kept == list(range(last - waiting.BOARD_HISTORY + 1, last + 1))  # bounded: the newest
+    assert hub.watched() == 0
+
+
+def test_a_board_channel_is_only_subscribed_while_the_game_is_streamed(hub, r):
+    gid = str(uuid.uuid4())
+    channel = publish.board_channel(gid).encode()
+    with hub.watch(gid):  # a wait, not a stream: no board channel
+        _connected(hub)
+        time.sleep(0.2)
+        assert r.pubsub_numsub(channel) == [(channel, 0)]
+    with hub.watch(gid, boards=True):
+        assert r.pubsub_numsub(channel) == [(channel, 1)]
+    deadline = time.monotonic() + 5
+    while r.pubsub_numsub(channel) != [(channel, 0)] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert r.pubsub_numsub(channel) == [(channel, 0)]
+
+
 class _Recorder:
     """Stands in for a pipeline: records what would be published."""
 
@@ -174,6 +234,8 @@ class _Recorder:
         self.sent: list[tuple[str, object]] = []
 
     def publish(self, channel: str, data: object) -> None:
+        if isinstance(data, bytes):  # a board: its fields
+            data = {k: v.decode() for k, v in publish.parse_board(data).items()}
         self.sent.append((channel, json.loads(data) if isinstance(data, str) and data.startswith("{") else data))
 
 
@@ -190,6 +252,8 @@ def test_a_write_announces_its_version_and_its_account_seats_news():
     fields = {"version": "3", "to_act": "[1]", "auth": "[]"}
     publish.game_written(pipe, _info(accounts=[True, True], table="t1"), fields, False, _now())
     assert pipe.sent == [
+        # The board (without the seats' token hashes), then the announcement.
+        ("g:{g1}:board", {"version": "3", "to_act": "[1]"}),
         ("g:{g1}:changed", "3"),
         ("a:{ann}:events", {"type": "table_started", "table_id": "t1", "game_id": "g1"}),
         ("a:{bob}:events", {"type": "table_started", "table_id": "t1", "game_id": "g1"}),
@@ -198,6 +262,7 @@ def test_a_write_announces_its_version_and_its_account_seats_news():
     pipe = _Recorder()
     publish.game_written(pipe, _info(accounts=[True, False]), {"version": "9", "to_act": "[]"}, True, _now())
     assert pipe.sent == [
+        ("g:{g1}:board", {"version": "9", "to_act": "[]"}),
         ("g:{g1}:changed", "9"),
         ("a:{ann}:events", {"type": "game_finished", "game_id": "g1", "version": 9}),
     ]
@@ -211,4 +276,4 @@ def test_old_news_and_casual_seats_announce_the_version_only():
     ]:
         pipe = _Recorder()
         publish.game_written(pipe, info, {"version": "4", "to_act": "[0, 1]"}, False, newest)
-        assert pipe.sent == [("g:{g1}:changed", "4")]
+        assert pipe.sent == [("g:{g1}:board", {"version": "4", "to_act": "[0, 1]"}), ("g:{g1}:changed", "4")]
