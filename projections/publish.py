@@ -54,6 +54,13 @@ _BOARD_SUFFIX = "}:board"
 _NOT_BOARD = frozenset({"state", "auth"})
 
 
+def _game_in(channel: str, suffix: str) -> str | None:
+    """The game id of a game channel name ending with ``suffix``, or None."""
+    if channel.startswith(_GAME_PREFIX) and channel.endswith(suffix):
+        return channel[len(_GAME_PREFIX) : -len(suffix)]
+    return None
+
+
 def game_channel(game_id: str) -> str:
     """The channel announcing ``game_id``'s read model changes."""
     return f"{_GAME_PREFIX}{game_id}{_GAME_SUFFIX}"
@@ -61,9 +68,7 @@ def game_channel(game_id: str) -> str:
 
 def game_of(channel: str) -> str | None:
     """The game id of a :func:`game_channel` name, or None."""
-    if channel.startswith(_GAME_PREFIX) and channel.endswith(_GAME_SUFFIX):
-        return channel[len(_GAME_PREFIX) : -len(_GAME_SUFFIX)]
-    return None
+    return _game_in(channel, _GAME_SUFFIX)
 
 
 def board_channel(game_id: str) -> str:
@@ -73,9 +78,7 @@ def board_channel(game_id: str) -> str:
 
 def board_game_of(channel: str) -> str | None:
     """The game id of a :func:`board_channel` name, or None."""
-    if channel.startswith(_GAME_PREFIX) and channel.endswith(_BOARD_SUFFIX):
-        return channel[len(_GAME_PREFIX) : -len(_BOARD_SUFFIX)]
-    return None
+    return _game_in(channel, _BOARD_SUFFIX)
 
 
 def board_payload(fields: dict[str, Any]) -> bytes:
