@@ -191,8 +191,10 @@ class Hub:
                 # Until its first line, a stream may need any board heard (only
                 # BOARD_HISTORY bounds what is kept for it).
                 cell.positions[id(watch)] = 0
-            cell.subscribed.wait(SUBSCRIBE_WAIT_SECONDS)
         try:
+            if boards:
+                # Inside the try: a client that leaves during the wait still unregisters.
+                cell.subscribed.wait(SUBSCRIBE_WAIT_SECONDS)
             yield watch
         finally:
             if boards:
