@@ -113,9 +113,9 @@ def run(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: float,
     followed = _create(svc, ctx, 8000, GAMES, steps)
 
     say(f"  api_intents_16 on {GAMES} games, no follower (same sitting)")
-    busy0 = machine_busy()
+    ticks0 = machine_ticks()
     alone = bench_api.api_intents(url, quiet, CLIENTS, seconds)
-    busy_alone = machine_busy(busy0)
+    busy_alone = busy_share(ticks0)
     env.wait_queue_empty()
     # A spectator's board line is at least this long (a seat's adds its legal list).
     with urllib.request.urlopen(f"{url}/v1/games/{followed[0].game_id}", timeout=10) as resp:
@@ -228,21 +228,23 @@ def run(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: float,
     )
 
 
-def machine_busy(since: tuple[float, float] | None = None) -> tuple[float, float]:
-    """``(busy, total)`` CPU ticks of the whole machine from /proc/stat; with
-    ``since``, the busy share of the cores since then as ``(share, 0)``."""
+def machine_ticks() -> tuple[float, float]:
+    """``(busy, total)`` CPU ticks of the whole machine so far, from /proc/stat."""
     ticks = [float(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = ticks[3] + ticks[4]  # idle + iowait
-    now = (sum(ticks) - idle, sum(ticks))
-    if since is None:
-        return now
-    return (now[0] - since[0]) / max(now[1] - since[1], 1.0), 0.0
+    return sum(ticks) - idle, sum(ticks)
+
+
+def busy_share(since: tuple[float, float]) -> float:
+    """The share of all cores busy since :func:`machine_ticks` gave ``since``."""
+    now = machine_ticks()
+    return (now[0] - since[0]) / max(now[1] - since[1], 1.0)
 
 
 def _floor(
     res: Results,
     alone_rate: float,
-    busy: tuple[float, float],
+    busy: float,
     changes_per_intent: float,
     line_bytes: int,
     say: Callable[[str], None],
@@ -267,16 +269,16 @@ def _floor(
     per_line = floor["writer_us_per_line"] + floor["reader_us_per_line"]
     cores = os.cpu_count() or 1
     lines_per_intent = changes_per_intent * FOLLOWERS / GAMES
-    bound = 1 / (busy[0] + lines_per_intent * per_line * 1e-6 * alone_rate / cores)
+    bound = 1 / (busy + lines_per_intent * per_line * 1e-6 * alone_rate / cores)
     floor.update(
         us_per_line=per_line,
         cores_at_target=floor["lines_per_second"] * per_line * 1e-6,
-        machine_busy_without_followers=busy[0],
+        machine_busy_without_followers=busy,
         changes_per_intent=changes_per_intent,
     )
     res.put("followers_ratio_bound", min(bound, 1.0), **floor)
     say(
         f"  floor: {per_line:.1f} us of CPU a line (write {floor['writer_us_per_line']:.1f} + read "
         f"{floor['reader_us_per_line']:.1f}), {floor['cores_at_target']:.2f} cores at the target's rate; "
-        f"the intents used {busy[0]:.0%} of the cores alone: ratio bound {min(bound, 1.0):.2f}"
+        f"the intents used {busy:.0%} of the cores alone: ratio bound {min(bound, 1.0):.2f}"
     )

@@ -498,9 +498,9 @@ class EventStore(Pooled):
         """:meth:`read_all` of the ``GameFinished`` events only, each with its
         stream's opening, in one round trip and without digests: what the
         leaderboards fold.  Through ``read_all`` they paid the derived digests
-        of every row and a round trip per game for its opening: 14 ms for the
-        36 games of the bench's rebuild, against 2-3 (docs/PERFORMANCE.md,
-        "Sixth session")."""
+        of every row and a round trip per game for its opening: for the 36
+        games of the bench's rebuild, 46-56 ms of CPU against 15
+        (docs/PERFORMANCE.md, "Sixth session")."""
         q = (
             "SELECT events.tx_id::text, events.position, events.game_id::text, events.data,"
             f" coalesce(events.meta, ({_META_BEFORE_ROW}))->>'received_at', o.type, o.data"

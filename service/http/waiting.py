@@ -293,15 +293,16 @@ class Hub:
         return out
 
     def sent(self, watch: Watch, version: int) -> None:
-        """A game stream sent ``version``: boards up to the slowest stream's are let go."""
+        """A game stream sent ``version``: boards up to the slowest stream's
+        are let go when the next board arrives (trimming here, per follower
+        and per change, would cost each change the square of its followers)."""
         cell = watch.cell
         with cell.cond:
             cell.positions[id(watch)] = version
-            self._trim(cell)
 
     @staticmethod
     def _trim(cell: _Cell) -> None:
-        # Called with cell.cond held.
+        # Called with cell.cond held, once per board heard.
         slowest = min(cell.positions.values()) if cell.positions else None
         while cell.boards and (
             len(cell.boards) > BOARD_HISTORY or (slowest is not None and cell.boards[0][0] <= slowest)
