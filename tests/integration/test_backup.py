@@ -18,7 +18,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from support import auth, play_fast
 from support.accounts import organiser, register, unique
-from support.databases import fresh_settings
+from support.databases import fresh_settings, redis_dbs
 
 from projections import keys, leaderboards
 from projections import tournaments as tview
@@ -113,7 +113,8 @@ def _free_redis_dbs(redis_url: str, n: int) -> list[str]:
     kw = base.connection_pool.connection_kwargs
     own = kw.get("db", 0)
     found = []
-    for db in range(15, 0, -1):
+    # Only this test process's own share (under pytest-xdist another worker's may be empty now, in use later).
+    for db in redis_dbs():
         if db == own:
             continue
         r = redis.Redis(host=kw.get("host", "127.0.0.1"), port=kw.get("port", 6379), db=db)

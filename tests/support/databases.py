@@ -21,17 +21,53 @@ from service.config import Settings
 ADMIN_TOKEN = "test-organiser-" + secrets.token_hex(8)
 
 
+#: Redis database numbers the tests may use: 1-15 (0 is what `make run` uses).
+_TEST_REDIS_DBS = range(1, 16)
+
+
+def _xdist_worker() -> tuple[int, int] | None:
+    """``(index, count)`` of this pytest-xdist worker, or None outside one."""
+    name, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if not (name.startswith("gw") and name[2:].isdigit() and count.isdigit()):
+        return None
+    return int(name[2:]), int(count)
+
+
+def redis_dbs() -> list[int]:
+    """The Redis database numbers this test process may use, its session's first.
+
+    Outside pytest-xdist: ``QD_TEST_REDIS_DB`` first if set, else one drawn at
+    random, then every other.  Under pytest-xdist (``make test`` runs the suite
+    on several workers, each a test session of its own): each worker its own
+    share of 1-15, disjoint from the others' (Redis databases are flushed at a
+    session's start and end, and ``tests/integration/test_backup.py`` takes
+    empty ones for its copies: two workers must never pick the same one).
+    ``QD_TEST_REDIS_DB``, if set, is where the shares start."""
+    pinned = os.environ.get("QD_TEST_REDIS_DB")
+    worker = _xdist_worker()
+    if worker is None:
+        first = int(pinned) if pinned else _TEST_REDIS_DBS[secrets.randbelow(len(_TEST_REDIS_DBS))]
+        return [first, *(db for db in _TEST_REDIS_DBS if db != first)]
+    index, count = worker
+    if count > len(_TEST_REDIS_DBS):
+        raise RuntimeError(f"{count} pytest-xdist workers, but only {len(_TEST_REDIS_DBS)} Redis databases for tests")
+    if pinned and int(pinned) not in _TEST_REDIS_DBS:
+        raise RuntimeError(f"QD_TEST_REDIS_DB={pinned}: the tests use Redis databases 1-15")
+    share = len(_TEST_REDIS_DBS) // count
+    start = _TEST_REDIS_DBS.index(int(pinned)) if pinned else 0
+    n = len(_TEST_REDIS_DBS)
+    return [_TEST_REDIS_DBS[(start + index * share + k) % n] for k in range(share)]
+
+
 @contextmanager
 def fresh_settings(database_url: str, redis_url: str, redis_db: int | None = None) -> Iterator[Settings]:
     """Settings pointing at a new database (dropped afterwards) and a Redis
-    database number (flushed before and after): ``redis_db``, else
-    ``QD_TEST_REDIS_DB``, else one drawn at random."""
+    database number (flushed before and after): ``redis_db``, else the first
+    of :func:`redis_dbs`."""
     name = f"qd_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     test_db = make_conninfo(database_url, dbname=name)
-    # A private Redis database number (1-15; 0 is what `make run` uses), so
-    # test sessions running side by side rarely share one.
     if redis_db is None:
-        redis_db = int(os.environ.get("QD_TEST_REDIS_DB") or 1 + secrets.randbelow(15))
+        redis_db = redis_dbs()[0]
     base = redis.Redis.from_url(redis_url)
     test_redis = base.connection_pool.connection_kwargs
     redis_test_url = f"redis://{test_redis.get('host', '127.0.0.1')}:{test_redis.get('port', 6379)}/{redis_db}"

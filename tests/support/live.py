@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -21,10 +22,26 @@ from devtools.run import _gunicorn_argv
 ROOT = Path(__file__).resolve().parents[2]
 
 
+#: Where the tests' servers listen: below the kernel's range of ephemeral ports (32768-60999
+#: here, ``/proc/sys/net/ipv4/ip_local_port_range``).  A port the kernel handed out as free (bind
+#: to 0) comes from that range, and so does every outgoing connection's own port: between the test
+#: closing its probe and the server binding it, any client of the machine (the suite runs on
+#: several workers) could take it, and the server would never start.
+_SERVER_PORTS = range(20000, 32000)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nobody listens on now, for a server a test starts."""
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.choice(_SERVER_PORTS)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free loopback port in {_SERVER_PORTS}")
 
 
 def service_env(settings: Any, **extra: str) -> dict[str, str]:
