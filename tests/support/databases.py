@@ -4,6 +4,7 @@ removed afterwards."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import uuid
@@ -42,7 +43,9 @@ def redis_dbs() -> list[int]:
     share of 1-15, disjoint from the others' (Redis databases are flushed at a
     session's start and end, and ``tests/integration/test_backup.py`` takes
     empty ones for its copies: two workers must never pick the same one).
-    ``QD_TEST_REDIS_DB``, if set, is where the shares start."""
+    ``QD_TEST_REDIS_DB``, if set, is where the shares start; else a place drawn
+    from the run's id, the same in every worker of one run, so that two runs
+    side by side rarely share a database."""
     pinned = os.environ.get("QD_TEST_REDIS_DB")
     worker = _xdist_worker()
     if worker is None:
@@ -54,8 +57,12 @@ def redis_dbs() -> list[int]:
     if pinned and int(pinned) not in _TEST_REDIS_DBS:
         raise RuntimeError(f"QD_TEST_REDIS_DB={pinned}: the tests use Redis databases 1-15")
     share = len(_TEST_REDIS_DBS) // count
-    start = _TEST_REDIS_DBS.index(int(pinned)) if pinned else 0
     n = len(_TEST_REDIS_DBS)
+    if pinned:
+        start = _TEST_REDIS_DBS.index(int(pinned))
+    else:
+        run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
+        start = int(hashlib.sha256(run.encode()).hexdigest(), 16) % n
     return [_TEST_REDIS_DBS[(start + index * share + k) % n] for k in range(share)]
 
 
