@@ -17,6 +17,7 @@ from support import auth, enqueue_drain, project_job
 
 from projections import leaderboards as lb
 from projections.runner import project_game, rebuild_game
+from schemas.games import contract
 from service.core.commands import GameService, now_iso
 from service.core.pipeline import GAME_FINISHED, finished_data, seal
 from service.core.records import NewEvent
@@ -147,6 +148,10 @@ def append_finish(svc: GameService, gid: str, result: dict[str, Any]) -> None:
     """Close a stream with a ``GameFinished`` carrying ``result`` (a result
     the engines rarely produce at random, such as ties)."""
     loaded = svc.load(gid)
+    # Only results the published schema allows: the API's game list shows them, and the schemathesis
+    # test (tests/fuzz) checks that list against the schema when it shares the session's database.
+    problems = contract(loaded.engine.name).result().validate(result)
+    assert not problems, f"not a {loaded.engine.name} result: {problems}"
     with loaded.lock:
         svc.refresh(loaded)
         meta = {"intent_id": str(uuid.uuid4()), "seat": None, "received_at": now_iso(), "intent": None}
@@ -310,7 +315,7 @@ def test_a_late_commit_is_folded_in_order_not_skipped(settings, ctx):
     ann, bob = handles("ann", "bob")
     first = svc.create_game("nauticus", [ann, bob], {}, rated=True)
     second = svc.create_game("nauticus", [ann, bob], {}, rated=True)
-    done = {"scores": {"0": 1, "1": 2}, "ranks": {"0": 2, "1": 1}, "ranking": [1, 0], "breakdown": {}}
+    done = {"scores": {"0": 1, "1": 2}, "ranks": {"0": 2, "1": 1}, "ranking": [1, 0], "breakdown": {}, "tiebreak": None}
     with psycopg.connect(settings.database_url) as held:
         held.execute("SELECT pg_current_xact_id()")  # takes an xid, stays open
         append_finish(svc, second["id"], done)
@@ -330,7 +335,8 @@ def test_leaderboard_http_shapes_paging_and_errors(ctx, client):
         order = names[k:] + names[:k]
         ranks = {str(names.index(p)): i + 1 for i, p in enumerate(order)}
         scores = {s: 100 - 10 * r for s, r in ranks.items()}
-        result = {"scores": scores, "ranks": ranks, "ranking": [names.index(p) for p in order], "breakdown": {}}
+        ranking = [names.index(p) for p in order]
+        result = {"scores": scores, "ranks": ranks, "ranking": ranking, "breakdown": {}, "tiebreak": None}
         append_finish(svc, created["id"], result)
     fold_until(ctx, lambda: all(ctx.redis.hget(lb.stats_key("nautilus-industries"), p) for p in names))
 
@@ -375,7 +381,13 @@ def test_rebuild_while_live_consumers_run_still_equals_a_clean_rebuild(ctx):
     for k in range(4):
         created = svc.create_game("nauticus", [ann, bob, cy], {}, rated=True)
         ranks = {"0": 1 + k % 3, "1": 1 + (k + 1) % 3, "2": 1 + (k + 2) % 3}
-        append_finish(svc, created["id"], {"scores": {s: 10 * r for s, r in ranks.items()}, "ranks": ranks})
+        scores = {s: 10 * r for s, r in ranks.items()}
+        ranking = sorted((int(s) for s in ranks), key=lambda s: ranks[str(s)])
+        append_finish(
+            svc,
+            created["id"],
+            {"scores": scores, "ranks": ranks, "ranking": ranking, "breakdown": {}, "tiebreak": None},
+        )
     fold_until(ctx, lambda: json.loads(ctx.redis.hget(lb.stats_key("nauticus"), cy) or b'{"games":0}')["games"] == 4)
     stop = threading.Event()
 
