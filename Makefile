@@ -73,7 +73,8 @@ pytest = rc=0; $(VENV)/bin/pytest $(1) $(PYTEST_ARGS) || rc=$$?; \
 # The suite runs on TEST_WORKERS pytest-xdist workers, a whole file to each (module fixtures such as a
 # gunicorn are started once); most of its time is spent waiting on servers, so more workers than cores
 # still pays.  Each worker is a test session of its own: its own database and Redis databases.
-# At most 3 (tests/support/databases.py shares Redis databases 1-15 out; a worker needs 4).  0: one process.
+# At most 3 (tests/support/databases.py shares Redis databases 1-15 out, 4 at least to each; it refuses
+# more workers).  0: one process.
 TEST_WORKERS ?= 3
 test: install browser ## the whole suite: pytest over tests/ (TESTS=tests/unit narrows; TEST_WORKERS=0 in one process); PYTEST_ARGS='-k ...' passes options
 	@$(call pytest,-n $(TEST_WORKERS) --dist loadfile $(or $(TESTS),tests))

@@ -382,7 +382,7 @@ def test_rebuild_while_live_consumers_run_still_equals_a_clean_rebuild(ctx):
         created = svc.create_game("nauticus", [ann, bob, cy], {}, rated=True)
         ranks = {"0": 1 + k % 3, "1": 1 + (k + 1) % 3, "2": 1 + (k + 2) % 3}
         scores = {s: 10 * r for s, r in ranks.items()}
-        ranking = sorted((int(s) for s in ranks), key=lambda s: ranks[str(s)])
+        ranking = [int(s) for s in sorted(ranks, key=ranks.get)]
         append_finish(
             svc,
             created["id"],

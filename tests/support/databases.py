@@ -23,7 +23,9 @@ ADMIN_TOKEN = "test-organiser-" + secrets.token_hex(8)
 
 
 #: Redis database numbers the tests may use: 1-15 (0 is what `make run` uses).
-_TEST_REDIS_DBS = range(1, 16)
+_TEST_REDIS_DBS = list(range(1, 16))
+#: What one test session needs: its own and three empty ones (``tests/integration/test_backup.py``).
+_PER_SESSION = 4
 
 
 def _xdist_worker() -> tuple[int, int] | None:
@@ -46,24 +48,23 @@ def redis_dbs() -> list[int]:
     ``QD_TEST_REDIS_DB``, if set, is where the shares start; else a place drawn
     from the run's id, the same in every worker of one run, so that two runs
     side by side rarely share a database."""
+    dbs, n = _TEST_REDIS_DBS, len(_TEST_REDIS_DBS)
     pinned = os.environ.get("QD_TEST_REDIS_DB")
+    if pinned and int(pinned) not in dbs:
+        raise RuntimeError(f"QD_TEST_REDIS_DB={pinned}: the tests use Redis databases 1-15")
     worker = _xdist_worker()
     if worker is None:
-        first = int(pinned) if pinned else _TEST_REDIS_DBS[secrets.randbelow(len(_TEST_REDIS_DBS))]
-        return [first, *(db for db in _TEST_REDIS_DBS if db != first)]
+        first = int(pinned) if pinned else secrets.choice(dbs)
+        return [first, *(db for db in dbs if db != first)]
     index, count = worker
-    if count > len(_TEST_REDIS_DBS):
-        raise RuntimeError(f"{count} pytest-xdist workers, but only {len(_TEST_REDIS_DBS)} Redis databases for tests")
-    if pinned and int(pinned) not in _TEST_REDIS_DBS:
-        raise RuntimeError(f"QD_TEST_REDIS_DB={pinned}: the tests use Redis databases 1-15")
-    share = len(_TEST_REDIS_DBS) // count
-    n = len(_TEST_REDIS_DBS)
-    if pinned:
-        start = _TEST_REDIS_DBS.index(int(pinned))
-    else:
-        run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
-        start = int(hashlib.sha256(run.encode()).hexdigest(), 16) % n
-    return [_TEST_REDIS_DBS[(start + index * share + k) % n] for k in range(share)]
+    share = n // count
+    if share < _PER_SESSION:
+        raise RuntimeError(
+            f"{count} pytest-xdist workers: at most {n // _PER_SESSION} share the tests' Redis databases"
+        )
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
+    start = dbs.index(int(pinned)) if pinned else int(hashlib.sha256(run.encode()).hexdigest(), 16) % n
+    return [dbs[(start + index * share + k) % n] for k in range(share)]
 
 
 @contextmanager
