@@ -22,7 +22,9 @@ def _snapshot(r, gid: str) -> dict[bytes, bytes]:
 
 def _advance(client, game, n: int, chooser: random.Random) -> None:
     """Post ``n`` legal intents without any projection job running (the
-    command side reads no read model, so this works with the queue stalled)."""
+    command side reads no read model, so this works with the queue stalled).
+    The tests of the worker's own path ask for ``worker_projects``: otherwise
+    the API projects each of these commits itself."""
     from service.games import registry
 
     gid = game["id"]
@@ -39,7 +41,7 @@ def _advance(client, game, n: int, chooser: random.Random) -> None:
         assert resp.status_code == 201, resp.get_json()
 
 
-def test_lost_jobs_are_caught_up_by_the_sweep(client, new_game, ctx, settings):
+def test_lost_jobs_are_caught_up_by_the_sweep(client, new_game, ctx, settings, worker_projects):
     game = new_game()
     gid = game["id"]
     project_game(ctx.redis, ctx.store, gid)
@@ -53,7 +55,7 @@ def test_lost_jobs_are_caught_up_by_the_sweep(client, new_game, ctx, settings):
     ctx.redis.delete(*(nudge.drain_pending(s) for s in range(settings.projection_shards)))
 
 
-def test_commits_while_a_drain_job_is_queued_ride_on_it(client, new_game, ctx, run_worker, settings):
+def test_commits_while_a_drain_job_is_queued_ride_on_it(client, new_game, ctx, run_worker, settings, worker_projects):
     """Each commit marks its game dirty; a job is enqueued only when its
     shard has none queued, and that job projects every game marked before it
     ran.  Twenty intents to five games: at most one job per shard."""
@@ -72,7 +74,7 @@ def test_commits_while_a_drain_job_is_queued_ride_on_it(client, new_game, ctx, r
     )
 
 
-def test_a_batch_of_games_is_projected_as_each_alone_would_be(client, new_game, ctx, settings):
+def test_a_batch_of_games_is_projected_as_each_alone_would_be(client, new_game, ctx, settings, worker_projects):
     """``catch_up_many`` (what a drain job runs): a game behind, a game up to
     date, a game never projected and a game whose stream cannot be folded, in
     one batch.  The first three end exactly as ``project_game`` leaves them;
@@ -105,7 +107,9 @@ def test_a_batch_of_games_is_projected_as_each_alone_would_be(client, new_game, 
         assert _snapshot(ctx.redis, gid) == batch
 
 
-def test_a_batch_written_by_someone_else_meanwhile_falls_back_to_one_by_one(client, new_game, ctx, monkeypatch):
+def test_a_batch_written_by_someone_else_meanwhile_falls_back_to_one_by_one(
+    client, new_game, ctx, monkeypatch, worker_projects
+):
     """Another worker writes one of the batch's games between our reads and
     our MULTI: the batch's EXEC fails as a whole and each game is caught up
     alone, so nothing is lost and nothing is written over a newer version."""
@@ -135,7 +139,7 @@ def test_a_batch_written_by_someone_else_meanwhile_falls_back_to_one_by_one(clie
         assert results[g["id"]][0] == ctx.store.version(g["id"]) == int(ctx.redis.hget(keys.game(g["id"]), "version"))
 
 
-def test_duplicate_late_and_out_of_order_jobs_change_nothing(client, new_game, ctx, run_worker):
+def test_duplicate_late_and_out_of_order_jobs_change_nothing(client, new_game, ctx, run_worker, worker_projects):
     game = new_game()
     gid = game["id"]
     _advance(client, game, 4, random.Random(4))
@@ -328,7 +332,9 @@ def test_a_commit_during_a_drain_jobs_first_drain_wakes_it_instead_of_enqueuing_
         ctx.redis.delete(*names)
 
 
-def test_a_lingering_drain_job_projects_new_commits_without_new_jobs(client, new_game, ctx, run_worker, settings):
+def test_a_lingering_drain_job_projects_new_commits_without_new_jobs(
+    client, new_game, ctx, run_worker, settings, worker_projects
+):
     """``Settings.projection_linger``: after draining, the job waits for
     commits and projects each as it arrives (the commit wakes it) instead of
     each commit costing a new RQ job; once it stops, a commit enqueues a job
