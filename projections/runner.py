@@ -31,12 +31,10 @@ from typing import Any
 import orjson
 import redis
 from prometheus_client import Histogram
-from redis.commands.core import CoreCommands
 
 from projections import deadlines, game_lists, keys, publish
 from projections.boards import board_fields, dumps, info_of
 from service.core import clocks
-from service.core.commands import Committed
 from service.core.eventstore import EventStore, StoreUnavailable
 from service.core.pipeline import GAME_CREATED, GAME_FINISHED
 from service.core.records import START, Cursor, FoldBatch
@@ -94,68 +92,6 @@ def catch_up(
     # Someone else keeps writing newer versions; they will have caught up.
     raw_version, status = r.hmget(key, "version", "status")
     return int(raw_version or 0), status == b"finished"
-
-
-def project_commit(r: redis.Redis, done: Committed) -> bool:
-    """The API's projection of the commit it has just made, from the state it decided
-    with: no PostgreSQL read, no fold, no worker, one Redis round trip
-    (docs/PERFORMANCE.md, "Eighth session").  The write is the one :func:`catch_up`
-    would make for these events (the same ``board_fields`` of the same state, the same
-    commands as :func:`_apply` queues), run by Redis only if the game's checkpoint
-    still stands at exactly the version the commit extended (:data:`GUARDED`, atomic as
-    a ``MULTI``; a projection's ``WATCH`` sees it as any write).  Whichever of the two
-    writes a version first, the other finds the checkpoint moved and does not write
-    it again.  Returns whether it wrote.
-
-    Left to the worker (False, nothing written): a game whose hash is missing or
-    behind (its first write, a retention expiry, a commit the worker has not caught up
-    yet) and a commit that finishes the game (the finish also moves the game lists,
-    the leaderboards and a tournament, which only the worker does)."""
-    if done.finished or not done.events or done.opening is None:
-        return False
-    opening = done.opening
-    info = info_of(done.game_id, opening.data, opening.meta.get("received_at"))
-    last = done.events[-1]
-    clock = last.meta.get("clock")
-    fields = board_fields(done.engine, info, done.state, last.seq, False, clock=clock)
-    write = _Write(
-        keys.game(done.game_id), info, fields, False, last.meta.get("received_at"), clocks.earliest(clock), first=False
-    )
-    recorded = _Recorder()
-    _apply(recorded, write)
-    if not r.register_script(GUARDED)(keys=[write.key], args=[done.before, *recorded.words]):
-        return False
-    _observe_lag(write.newest_at)
-    return True
-
-
-#: A write that Redis runs only if the game's hash (KEYS[1]) has ``version`` equal to
-#: ARGV[1]; ARGV[2..] are its commands, each as its number of words, then the words.
-#: A script runs atomically, like a ``MULTI``.
-GUARDED = """
-if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then
-    return 0
-end
-local i = 2
-while i <= #ARGV do
-    local n = tonumber(ARGV[i])
-    redis.call(unpack(ARGV, i + 1, i + n))
-    i = i + n + 1
-end
-return 1
-"""
-
-
-class _Recorder(CoreCommands):
-    """Takes the commands :func:`_apply` queues, as a pipeline would, into
-    :data:`GUARDED`'s arguments (redis-py builds each command's words)."""
-
-    def __init__(self) -> None:
-        self.words: list[Any] = []
-
-    def execute_command(self, *args: Any, **options: Any) -> None:
-        self.words.append(len(args))
-        self.words.extend(args)
 
 
 #: Streams a rebuild has already read (``EventStore.read_for_fold_many_raw``),

@@ -22,9 +22,8 @@ from rq import Queue
 
 from projections import leaderboards
 from projections import tournaments as tournament_standings
-from projections.runner import GlobalConsumer, project_commit
+from projections.runner import GlobalConsumer
 from service.config import Settings
-from service.core.commands import Committed
 from service.core.eventstore import EventStore, check_if_idle, configure_connection
 from service.core.tournament_store import TournamentStore
 from service.games import registry
@@ -49,12 +48,6 @@ class Components:
     tournament_store: TournamentStore
     tournament_nudge: TournamentNudge
     global_projections: tuple[GlobalConsumer, ...] = GLOBAL_PROJECTIONS
-
-    def project(self, done: Committed) -> bool:
-        """The command side's projection of its own commits (``GameService.project``):
-        written here and now when the game's read model allows it
-        (``projections.runner.project_commit``), unless ``QD_INLINE_PROJECTION=off``."""
-        return self.settings.inline_projection and project_commit(self.redis, done)
 
     def close(self) -> None:
         self.store.pool.close()

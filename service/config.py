@@ -147,11 +147,6 @@ class Settings:
     #: Seconds a drain job stays on after draining, projecting new commits as
     #: they arrive instead of leaving each to a new RQ job (0: never).
     projection_linger: float = 1.0
-    #: The API projects an intent's commit itself when the game's read model stands
-    #: at the version the commit extended (``projections.runner.project_commit``);
-    #: everything else (a new game, a finish, a read model behind) goes to the worker.
-    #: Off: every commit goes to the worker (``QD_INLINE_PROJECTION=off``).
-    inline_projection: bool = True
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:

@@ -70,15 +70,6 @@ def client(app):
     return app.test_client()
 
 
-@pytest.fixture
-def worker_projects(app, monkeypatch):
-    """The app leaves every commit to the projection worker (as with
-    ``QD_INLINE_PROJECTION=off``): for tests of the worker's own path, which the
-    API's inline projection (``projections.runner.project_commit``) would otherwise
-    get ahead of."""
-    monkeypatch.setattr(app.extensions["quarterdeck"].games, "project", lambda _done: False)
-
-
 @pytest.fixture(scope="session")
 def ctx(settings: Settings):
     """Worker-side connections (the same databases as the app)."""

@@ -88,30 +88,6 @@ class LoadedGame:
         self.clock = None
 
 
-@dataclass(frozen=True, slots=True)
-class Committed:
-    """A commit the command side has just made, with what it knows after it: the
-    state at the new head, folded as the append's events were decided.  Handed to
-    :attr:`GameService.project` (the API projects it itself when it can)."""
-
-    game_id: str
-    engine: Engine
-    #: The stream's version the append extended.
-    before: int
-    #: The events appended, sealed (seq ``before + 1`` onwards).
-    events: list[StoredEvent]
-    #: The engine's state after them (the command side's cached state: read, never kept).
-    state: State
-    #: The commit closed the stream (``GameFinished``).
-    finished: bool
-    #: The stream's opening (``GameCreated``), whence the game's identity.
-    opening: StoredEvent | None
-
-
-def _never(_: Committed) -> bool:
-    return False
-
-
 class GameService:
     def __init__(
         self,
@@ -123,13 +99,8 @@ class GameService:
         default_deadline_s: int | None = None,
         now: Callable[[], str] = now_iso,
         max_game_events: int = 0,
-        project: Callable[[Committed], bool] = _never,
     ):
         self.store = store
-        #: After each commit, first: project it here and now, if that can be done
-        #: (``projections.runner.project_commit``); True if it was.  Otherwise, or if it
-        #: fails, :attr:`nudge` leaves it to the worker.
-        self.project = project
         #: The length cap written into each new game (``Settings.max_game_events``; 0: none).
         self.max_game_events = max_game_events
         #: The clock of a game created without one (``Settings.default_deadline_s``; None: no clock).
@@ -242,7 +213,7 @@ class GameService:
 
     def opening(self, loaded: LoadedGame) -> StoredEvent | None:
         """The game's opening event (``GameCreated``): it never changes, so it is read
-        once per cached game."""
+        once per cached game (its cap, its clock and its seats all come from it)."""
         if loaded.opening is False:
             head = self.store.read(loaded.record.game_id, after=0, upto=1)
             loaded.opening = head[0] if head else None
@@ -442,26 +413,8 @@ class GameService:
         loaded.last_hash = sealed[-1].hash
         loaded.finished = decision.result is not None
         loaded.clock = sealed[-1].meta.get("clock")
-        self._committed(loaded, version, sealed)
-        return response
-
-    def _committed(self, loaded: LoadedGame, before: int, sealed: list[StoredEvent]) -> None:
-        """After an append (under ``loaded.lock``, the cache at the new head): project it
-        here, or nudge the worker.  The intent stands whatever happens here: a read model
-        left behind is caught up by the worker (nudged) or its sweep."""
-        assert loaded.state is not None
-        game_id = loaded.record.game_id
-        try:
-            done = Committed(
-                game_id, loaded.engine, before, sealed, loaded.state, loaded.finished, self.opening(loaded)
-            )
-            if self.project(done):
-                return
-        except Exception:
-            # Redis away, or a bug in rendering: the worker gets the same chance
-            # (and logs its own failure), so the intent's answer is not lost to it.
-            log.warning("game %s: inline projection failed; left to the worker", game_id, exc_info=True)
         self.nudge(game_id)
+        return response
 
     # -- the platform's own decisions: timeouts, aborts ---------------------
     def _platform(self, loaded: LoadedGame, seat: int | None, command: Any, received_at: str) -> dict[str, Any]:
@@ -495,7 +448,7 @@ class GameService:
         loaded.state, loaded.version, loaded.last_hash = decision.state, new_version, sealed[-1].hash
         loaded.finished = decision.result is not None
         loaded.clock = sealed[-1].meta.get("clock")
-        self._committed(loaded, version, sealed)
+        self.nudge(loaded.record.game_id)
         return {"version": new_version, "events": [{"seq": e.seq, "type": e.type, "data": e.data} for e in sealed]}
 
     def time_out(self, game_id: str, now: str | None = None) -> int:

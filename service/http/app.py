@@ -81,7 +81,6 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
         on_conflict=metrics.CONFLICTS.inc,
         default_deadline_s=settings.default_deadline_s,
         max_game_events=settings.max_game_events,
-        project=components.project,
     )
     app.extensions["quarterdeck"] = common.Services(components, game_service)
     # Waits and streams sleep on the projection's announcements (connects on first use).

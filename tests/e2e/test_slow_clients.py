@@ -47,14 +47,8 @@ class Live:
         # Every client here comes from one address: the rate limits (a separate
         # defence, docs/API.md "Rate limits") would refuse most of them; this
         # measures what the server does when they are all let in.
-        # The worker alone projects (QD_INLINE_PROJECTION=off): the waits below must
-        # wait for it, and the API would otherwise project its own commits.
         self.env = service_env(
-            settings,
-            QD_BODY_READ_SECONDS=str(BODY_SECONDS),
-            WEB_CONCURRENCY="2",
-            QD_RATE_LIMITS="off",
-            QD_INLINE_PROJECTION="off",
+            settings, QD_BODY_READ_SECONDS=str(BODY_SECONDS), WEB_CONCURRENCY="2", QD_RATE_LIMITS="off"
         )
         self.env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         self.log = tmp / f"gunicorn-{self.port}.log"

@@ -325,7 +325,7 @@ def test_a_wait_past_the_stream_head_is_answered_at_once(client, new_game, ctx, 
     assert body["version"] == head
 
 
-def test_a_wait_is_woken_by_the_projection(app, new_game, ctx, settings, worker_projects):
+def test_a_wait_is_woken_by_the_projection(app, new_game, ctx, settings):
     """No worker runs until the wait has started; the projection's announcement
     ends it (well within its bound, and with the version asked for)."""
     created = new_game("nauticus", ["ann", "bob"])
@@ -349,7 +349,7 @@ def test_a_wait_is_woken_by_the_projection(app, new_game, ctx, settings, worker_
     assert answer["seconds"] < settings.max_wait_seconds - 0.5
 
 
-def test_a_read_model_vanishing_mid_wait_for_a_version_still_to_come(app, new_game, ctx, settings, worker_projects):
+def test_a_read_model_vanishing_mid_wait_for_a_version_still_to_come(app, new_game, ctx, settings):
     """Like tests/faults/test_flush_mid_wait.py, for a version that is in the
     stream but not yet in the read model (past-the-head versions no longer wait)."""
     from service.http.app import create_app
@@ -378,7 +378,7 @@ def test_a_read_model_vanishing_mid_wait_for_a_version_still_to_come(app, new_ga
     assert answer["body"]["version"] == head
 
 
-def test_the_projection_announces_each_write(app, new_game, ctx, worker_projects):
+def test_the_projection_announces_each_write(app, new_game, ctx):
     """What followers are woken by: one message per write, after it, with the version written."""
     created = new_game("nauticus", ["ann", "bob"])
     gid = created["id"]

@@ -22,9 +22,7 @@ def _snapshot(r, gid: str) -> dict[bytes, bytes]:
 
 def _advance(client, game, n: int, chooser: random.Random) -> None:
     """Post ``n`` legal intents without any projection job running (the
-    command side reads no read model, so this works with the queue stalled).
-    The tests of the worker's own path ask for ``worker_projects``: otherwise
-    the API projects each of these commits itself."""
+    command side reads no read model, so this works with the queue stalled)."""
     from service.games import registry
 
     gid = game["id"]
@@ -41,7 +39,7 @@ def _advance(client, game, n: int, chooser: random.Random) -> None:
         assert resp.status_code == 201, resp.get_json()
 
 
-def test_lost_jobs_are_caught_up_by_the_sweep(client, new_game, ctx, settings, worker_projects):
+def test_lost_jobs_are_caught_up_by_the_sweep(client, new_game, ctx, settings):
     game = new_game()
     gid = game["id"]
     project_game(ctx.redis, ctx.store, gid)
@@ -55,7 +53,7 @@ def test_lost_jobs_are_caught_up_by_the_sweep(client, new_game, ctx, settings, w
     ctx.redis.delete(*(nudge.drain_pending(s) for s in range(settings.projection_shards)))
 
 
-def test_commits_while_a_drain_job_is_queued_ride_on_it(client, new_game, ctx, run_worker, settings, worker_projects):
+def test_commits_while_a_drain_job_is_queued_ride_on_it(client, new_game, ctx, run_worker, settings):
     """Each commit marks its game dirty; a job is enqueued only when its
     shard has none queued, and that job projects every game marked before it
     ran.  Twenty intents to five games: at most one job per shard."""
@@ -74,7 +72,7 @@ def test_commits_while_a_drain_job_is_queued_ride_on_it(client, new_game, ctx, r
     )
 
 
-def test_a_batch_of_games_is_projected_as_each_alone_would_be(client, new_game, ctx, settings, worker_projects):
+def test_a_batch_of_games_is_projected_as_each_alone_would_be(client, new_game, ctx, settings):
     """``catch_up_many`` (what a drain job runs): a game behind, a game up to
     date, a game never projected and a game whose stream cannot be folded, in
     one batch.  The first three end exactly as ``project_game`` leaves them;
@@ -107,9 +105,7 @@ def test_a_batch_of_games_is_projected_as_each_alone_would_be(client, new_game, 
         assert _snapshot(ctx.redis, gid) == batch
 
 
-def test_a_batch_written_by_someone_else_meanwhile_falls_back_to_one_by_one(
-    client, new_game, ctx, monkeypatch, worker_projects
-):
+def test_a_batch_written_by_someone_else_meanwhile_falls_back_to_one_by_one(client, new_game, ctx, monkeypatch):
     """Another worker writes one of the batch's games between our reads and
     our MULTI: the batch's EXEC fails as a whole and each game is caught up
     alone, so nothing is lost and nothing is written over a newer version."""
@@ -139,7 +135,7 @@ def test_a_batch_written_by_someone_else_meanwhile_falls_back_to_one_by_one(
         assert results[g["id"]][0] == ctx.store.version(g["id"]) == int(ctx.redis.hget(keys.game(g["id"]), "version"))
 
 
-def test_duplicate_late_and_out_of_order_jobs_change_nothing(client, new_game, ctx, run_worker, worker_projects):
+def test_duplicate_late_and_out_of_order_jobs_change_nothing(client, new_game, ctx, run_worker):
     game = new_game()
     gid = game["id"]
     _advance(client, game, 4, random.Random(4))
@@ -332,9 +328,7 @@ def test_a_commit_during_a_drain_jobs_first_drain_wakes_it_instead_of_enqueuing_
         ctx.redis.delete(*names)
 
 
-def test_a_lingering_drain_job_projects_new_commits_without_new_jobs(
-    client, new_game, ctx, run_worker, settings, worker_projects
-):
+def test_a_lingering_drain_job_projects_new_commits_without_new_jobs(client, new_game, ctx, run_worker, settings):
     """``Settings.projection_linger``: after draining, the job waits for
     commits and projects each as it arrives (the commit wakes it) instead of
     each commit costing a new RQ job; once it stops, a commit enqueues a job
