@@ -21,7 +21,7 @@ import json
 import logging
 import multiprocessing
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -31,6 +31,7 @@ from typing import Any
 import orjson
 import redis
 from prometheus_client import Histogram
+from redis.commands.core import CoreCommands
 
 from projections import deadlines, game_lists, keys, publish
 from projections.boards import board_fields, dumps, info_of
@@ -72,7 +73,7 @@ def catch_up(
                 pipe.watch(key)
                 current = pipe.hmget(key, *_CURRENT)
                 batch = store.read_for_fold(game_id, after=int(current[0] or 0))
-                version, finished, write = _prepare(
+                version, finished, write, _ = _prepare(
                     game_id,
                     current,
                     batch,
@@ -105,85 +106,197 @@ def catch_up_many(
     game_ids: list[str],
     retention: int = 0,
     prefetched: Prefetched | None = None,
+    known: Checkpoints | None = None,
 ) -> tuple[dict[str, tuple[int, bool]], dict[str, Exception]]:
     """:func:`catch_up` for several games in a handful of round trips,
-    whatever their number: one ``WATCH`` of every game's hash, one pipelined
-    read of their checkpoints, one query for all their new events, one
-    ``MULTI``.  Returns ``{game: (version, finished)}`` and the games whose
-    stream could not be folded (with why); those are not written.  If any of
-    the games is written by someone else meanwhile, each is caught up alone.
+    whatever their number: one pipelined read of their checkpoints, one query
+    for all their new events, one guarded write (:data:`GUARDED`: each game's
+    write runs only if its checkpoint still stands where it was read).  Returns
+    ``{game: (version, finished)}`` and the games whose stream could not be
+    folded (with why); those are not written.  A game written by someone else
+    meanwhile is caught up alone (:func:`catch_up`).
 
     Under load a drain job projects dozens of games at once, and four round
     trips per game were most of its time (``make bench``: lag).
 
     ``prefetched``: the games' streams and token hashes already read (a
     rebuild reads ahead in other threads), parsed one game at a time here so
-    that only one parsed stream is held at once."""
-    if len(game_ids) == 1 and prefetched is None:
-        try:
-            return {game_ids[0]: catch_up(r, store, game_ids[0], retention=retention)}, {}
-        except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
-            raise
-        except Exception as exc:
-            return {}, {game_ids[0]: exc}
-    names = [keys.game(gid) for gid in game_ids]
+    that only one parsed stream is held at once.  ``known``: the drain job's
+    own last writes (:class:`Checkpoints`); a game found there is neither read
+    back from Redis nor parsed again: its guard is the version written then."""
     results: dict[str, tuple[int, bool]] = {}
     failed: dict[str, Exception] = {}
-    writes: list[_Write] = []
-    with r.pipeline() as tx:
+    currents: dict[str, list[Any] | Known] = {}
+    for gid in game_ids:
+        mine = known.pop(gid) if known is not None else None
+        if mine is not None:
+            currents[gid] = mine
+    unread = [gid for gid in game_ids if gid not in currents]
+    if unread:
+        with r.pipeline(transaction=False) as reads:
+            for gid in unread:
+                reads.hmget(keys.game(gid), *_CURRENT)
+            currents.update(zip(unread, reads.execute(), strict=True))
+    if prefetched is None and len(game_ids) == 1:
+        # One game (a drain woken by one commit): the one-game query, which psycopg
+        # sends without building arrays (read_for_fold_many's cost ~70 µs more a call).
+        gid = game_ids[0]
+        batches = {gid: store.read_for_fold(gid, after=_version_of(currents[gid]))}
+        hashes = {gid: store.token_hashes(gid)} if _first_write(currents[gid]) and batches[gid].types else {}
+
+        def batch_of(gid: str) -> FoldBatch:
+            return batches[gid]
+    elif prefetched is None:
+        batches = store.read_for_fold_many({gid: _version_of(currents[gid]) for gid in game_ids})
+        new_games = [gid for gid in game_ids if _first_write(currents[gid]) and gid in batches]
+        hashes = store.token_hashes_many(new_games) if new_games else {}
+
+        def batch_of(gid: str) -> FoldBatch:
+            return batches.get(gid, _NOTHING)
+    else:
+        raws, hashes = prefetched
+
+        def batch_of(gid: str) -> FoldBatch:
+            return FoldBatch.parse(raws[gid]) if gid in raws else _NOTHING
+
+    writes: list[tuple[_Write, Any, Any]] = []
+    for gid in game_ids:
+        current = currents[gid]
         try:
-            tx.watch(*names)
-            # Read on another connection: the WATCH above already covers
-            # any write from now on, and these reads go in one round trip.
-            with r.pipeline(transaction=False) as reads:
-                for name in names:
-                    reads.hmget(name, *_CURRENT)
-                currents = dict(zip(game_ids, reads.execute(), strict=True))
-            if prefetched is None:
-                batches = store.read_for_fold_many({gid: int(c[0] or 0) for gid, c in currents.items()})
-                new_games = [gid for gid, c in currents.items() if c[2] is None and gid in batches]
-                hashes = store.token_hashes_many(new_games) if new_games else {}
-
-                def batch_of(gid: str) -> FoldBatch:
-                    return batches.get(gid, _NOTHING)
-            else:
-                raws, hashes = prefetched
-
-                def batch_of(gid: str) -> FoldBatch:
-                    return FoldBatch.parse(raws[gid]) if gid in raws else _NOTHING
-
-            for gid, current in currents.items():
-                try:
-                    version, finished, write = _prepare(
-                        gid, current, batch_of(gid), lambda gid=gid: hashes.get(gid, []), retention
-                    )
-                except Exception as exc:
-                    failed[gid] = exc
-                    continue
-                results[gid] = (version, finished)
-                if write is not None:
-                    writes.append(write)
-            if not writes:
-                tx.unwatch()
-                return results, failed
-            tx.multi()
-            for write in writes:
-                _apply(tx, write)
-            tx.execute()
-        except redis.WatchError:
-            results.clear()
-            failed.clear()
-            for gid in game_ids:
-                try:
-                    results[gid] = catch_up(r, store, gid, retention=retention)
-                except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
-                    raise
-                except Exception as exc:
-                    failed[gid] = exc
-            return results, failed
-    for write in writes:
+            version, finished, write, state = _prepare(
+                gid, current, batch_of(gid), lambda gid=gid: hashes.get(gid, []), retention
+            )
+        except Exception as exc:
+            failed[gid] = exc
+            continue
+        results[gid] = (version, finished)
+        if write is not None:
+            writes.append((write, current, state))
+        elif known is not None and isinstance(current, Known):
+            known.put(gid, current)  # nothing new: still what we wrote
+    if not writes:
+        return results, failed
+    done = _guarded(r, [(w.key, _version_of(current) or None, w) for w, current, _ in writes])
+    for (write, _, state), ok in zip(writes, done, strict=True):
+        gid = write.info["id"]
+        if not ok:
+            # Written by someone else since our read: fold it again from what is there now.
+            try:
+                results[gid] = catch_up(r, store, gid, retention=retention)
+            except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
+                raise
+            except Exception as exc:
+                results.pop(gid, None)
+                failed[gid] = exc
+            continue
         _observe_lag(write.newest_at)
+        if known is not None and write.fields["status"] != "finished":
+            known.put(gid, Known(results[gid][0], state, write.info))
     return results, failed
+
+
+@dataclass(slots=True)
+class Known:
+    """A game's read model as this process last wrote it: its checkpoint, the engine's
+    state at it (the object folded, which the next fold advances in place), its identity."""
+
+    version: int
+    state: Any
+    info: dict[str, Any]
+
+
+class Checkpoints:
+    """The drain job's last writes, most recent last, at most ``size`` games
+    (``QD_PROJECTION_CACHE``): a game projected again is folded from here, with no
+    read of its checkpoint and state back from Redis (two round trips and a parse
+    fewer a wake, ``make bench``: docs/PERFORMANCE.md "Eighth session").  Trusted
+    only through the guard: a write over a checkpoint that moved meanwhile (another
+    worker, a rebuild, a flush) is refused by Redis, and the game is read again.
+    An entry is taken out while its game is folded (a fold advances the state in
+    place) and put back only after the write succeeded."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._games: OrderedDict[str, Known] = OrderedDict()
+
+    def pop(self, game_id: str) -> Known | None:
+        return self._games.pop(game_id, None)
+
+    def put(self, game_id: str, entry: Known) -> None:
+        if self.size <= 0:
+            return
+        self._games[game_id] = entry
+        self._games.move_to_end(game_id)
+        while len(self._games) > self.size:
+            self._games.popitem(last=False)
+
+    def clear(self) -> None:
+        self._games.clear()
+
+    def __len__(self) -> int:
+        return len(self._games)
+
+
+def _version_of(current: list[Any] | Known) -> int:
+    return current.version if isinstance(current, Known) else int(current[0] or 0)
+
+
+def _first_write(current: list[Any] | Known) -> bool:
+    """The hash has no identity yet: its first write (which carries the seats' token hashes)."""
+    return not isinstance(current, Known) and current[2] is None
+
+
+#: The writes of several games, each run by Redis only if its game's checkpoint
+#: still stands where it was read; atomic as a whole, like a ``MULTI``.  KEYS: the
+#: games' hashes.  ARGV, for each game in KEYS' order: the version expected (``''``:
+#: no hash), its number of commands, then each command as its number of words and
+#: the words.  Returns, per game, 1 if written, 0 if its checkpoint had moved.
+GUARDED = """
+local written = {}
+local i = 1
+for k = 1, #KEYS do
+    local expected = ARGV[i]
+    local commands = tonumber(ARGV[i + 1])
+    i = i + 2
+    local now = redis.call('HGET', KEYS[k], 'version')
+    local ok = (now == false and expected == '') or now == expected
+    for _ = 1, commands do
+        local n = tonumber(ARGV[i])
+        if ok then
+            redis.call(unpack(ARGV, i + 1, i + n))
+        end
+        i = i + n + 1
+    end
+    written[k] = ok and 1 or 0
+end
+return written
+"""
+
+
+class _Recorder(CoreCommands):
+    """Takes the commands :func:`_apply` queues, as a pipeline would, as words for
+    :data:`GUARDED` (redis-py builds each command's words)."""
+
+    def __init__(self) -> None:
+        self.commands = 0
+        self.words: list[Any] = []
+
+    def execute_command(self, *args: Any, **options: Any) -> None:
+        self.commands += 1
+        self.words.append(len(args))
+        self.words.extend(args)
+
+
+def _guarded(r: redis.Redis, writes: list[tuple[str, int | None, _Write]]) -> list[bool]:
+    """Run ``(key, version expected or None for no hash, write)`` through :data:`GUARDED`
+    in one round trip; which were written."""
+    args: list[Any] = []
+    for _, expected, write in writes:
+        recorded = _Recorder()
+        _apply(recorded, write)
+        args += ("" if expected is None else expected, recorded.commands, *recorded.words)
+    done = r.register_script(GUARDED)(keys=[key for key, _, _ in writes], args=args)
+    return [bool(d) for d in done]
 
 
 #: What a projection reads of a game's hash before folding.
@@ -209,20 +322,26 @@ class _Write:
 
 def _prepare(
     game_id: str,
-    current: list[bytes | None],
+    current: list[bytes | None] | Known,
     batch: FoldBatch,
     token_hashes: Callable[[], list[bytes]],
     retention: int = 0,
-) -> tuple[int, bool, _Write | None]:
-    """What to write for a game, given its hash's ``_CURRENT`` fields and the
-    events read after its checkpoint: ``(version, finished, write or None)``."""
-    raw_version, raw_state, raw_info, status = current
-    version = int(raw_version or 0)
+) -> tuple[int, bool, _Write | None, Any]:
+    """What to write for a game, given its hash's ``_CURRENT`` fields (or this
+    process's :class:`Known` last write) and the events read after its checkpoint:
+    ``(version, finished, write or None, the engine's state folded)``."""
+    if isinstance(current, Known):
+        version, raw_state, raw_info, status = current.version, None, None, None
+    else:
+        raw_version, raw_state, raw_info, status = current
+        version = int(raw_version or 0)
     batch = batch.after(version)
     if not batch.types:
-        return version, status == b"finished", None
+        return version, status == b"finished", None, None
     if batch.types[0] == GAME_CREATED:
         info = info_of(game_id, batch.datas[0], batch.created_at)
+    elif isinstance(current, Known):
+        info = current.info
     elif raw_info is not None:
         info = orjson.loads(raw_info)
     else:
@@ -232,16 +351,22 @@ def _prepare(
     finished = status == b"finished" or closed
     # The platform's result (forfeits ranked last, or an abort) closes the stream.
     result = batch.datas[-1]["result"] if closed else None
-    fields = _fold(info, raw_state, batch, finished, result, batch.clock)
-    if raw_info is None:
+    engine = registry.get(info["game"], info["rules_version"])
+    # This process's own last fold, or the checkpoint's JSON (board_fields makes the
+    # bytes written independent of which: it renders from the canonical state).
+    state = current.state if isinstance(current, Known) else orjson.loads(raw_state) if raw_state else None
+    state = fold_batch(engine, batch, state)
+    fields = board_fields(engine, info, state, batch.last_seq, finished, result=result, clock=batch.clock)
+    first = not isinstance(current, Known) and raw_info is None
+    if first:
         # Seat token hashes, so queries can tell seats apart without asking
         # PostgreSQL.
         fields["auth"] = dumps([h.hex() for h in token_hashes()])
     deadline = None if finished else clocks.earliest(batch.clock)
     finished_now = finished and status != b"finished"
     expire = retention if finished_now and retention > 0 else 0
-    write = _Write(keys.game(game_id), info, fields, finished_now, batch.newest_at, deadline, expire, raw_info is None)
-    return batch.last_seq, finished, write
+    write = _Write(keys.game(game_id), info, fields, finished_now, batch.newest_at, deadline, expire, first)
+    return batch.last_seq, finished, write, state
 
 
 def _apply(pipe: Any, write: _Write) -> None:
@@ -269,20 +394,6 @@ def _observe_lag(received: str | None) -> None:
     if received:
         lag = time.time() - datetime.fromisoformat(received.replace("Z", "+00:00")).timestamp()
         LAG.observe(max(lag, 0.0))
-
-
-def _fold(
-    info: dict[str, Any],
-    raw_state: bytes | None,
-    batch: FoldBatch,
-    finished: bool,
-    result: dict[str, Any] | None = None,
-    clock: dict[str, Any] | None = None,
-) -> dict[str, str]:
-    engine = registry.get(info["game"], info["rules_version"])
-    state = orjson.loads(raw_state) if raw_state else None
-    state = fold_batch(engine, batch, state)
-    return board_fields(engine, info, state, batch.last_seq, finished, result=result, clock=clock)
 
 
 def rebuild_game(r: redis.Redis, store: EventStore, game_id: str, retention: int = 0) -> int:

@@ -12,7 +12,7 @@ process asks for it.
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import orjson
 import redis
@@ -22,7 +22,7 @@ from rq import Queue
 
 from projections import leaderboards
 from projections import tournaments as tournament_standings
-from projections.runner import GlobalConsumer
+from projections.runner import Checkpoints, GlobalConsumer
 from service.config import Settings
 from service.core.eventstore import EventStore, check_if_idle, configure_connection
 from service.core.tournament_store import TournamentStore
@@ -48,6 +48,9 @@ class Components:
     tournament_store: TournamentStore
     tournament_nudge: TournamentNudge
     global_projections: tuple[GlobalConsumer, ...] = GLOBAL_PROJECTIONS
+    #: The projection worker's last writes (``Settings.projection_cache`` games; its drain
+    #: jobs run one at a time in the worker's process, the only user).
+    checkpoints: Checkpoints = field(default_factory=lambda: Checkpoints(0))
 
     def close(self) -> None:
         self.store.pool.close()
@@ -109,4 +112,5 @@ def bootstrap(settings: Settings | None = None) -> Components:
         nudge=Nudge(r, queue, settings.projection_shards),
         tournament_store=TournamentStore(pool, settings.pool_timeout),
         tournament_nudge=TournamentNudge(queue),
+        checkpoints=Checkpoints(settings.projection_cache),
     )

@@ -147,6 +147,10 @@ class Settings:
     #: Seconds a drain job stays on after draining, projecting new commits as
     #: they arrive instead of leaving each to a new RQ job (0: never).
     projection_linger: float = 1.0
+    #: Games whose last projection a worker keeps in memory (checkpoint and folded state),
+    #: so that projecting each again reads neither back from Redis (0: none); each a few
+    #: kB to tens of kB (``projections.runner.Checkpoints``).
+    projection_cache: int = 1024
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:

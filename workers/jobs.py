@@ -83,7 +83,7 @@ def _drain_dirty(ctx: context.Context, shard: int, first: list[str] | None = Non
     while batch:
         try:
             results, failed = runner.catch_up_many(
-                ctx.redis, ctx.store, batch, retention=ctx.settings.finished_retention_s
+                ctx.redis, ctx.store, batch, retention=ctx.settings.finished_retention_s, known=ctx.checkpoints
             )
         except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
             # A server away: put the batch back (the sweep would catch it up

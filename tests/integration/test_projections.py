@@ -105,10 +105,11 @@ def test_a_batch_of_games_is_projected_as_each_alone_would_be(client, new_game, 
         assert _snapshot(ctx.redis, gid) == batch
 
 
-def test_a_batch_written_by_someone_else_meanwhile_falls_back_to_one_by_one(client, new_game, ctx, monkeypatch):
-    """Another worker writes one of the batch's games between our reads and
-    our MULTI: the batch's EXEC fails as a whole and each game is caught up
-    alone, so nothing is lost and nothing is written over a newer version."""
+def test_a_game_written_by_someone_else_meanwhile_is_caught_up_again_alone(client, new_game, ctx, monkeypatch):
+    """Another worker writes one of the batch's games between our reads and our
+    write: that game's guard refuses its write (runner.GUARDED), the rest of the
+    batch is written, and that game alone is caught up again from what is there,
+    so nothing is lost and nothing is written over a newer version."""
     from projections import runner
 
     games = [new_game() for _ in range(3)]
@@ -130,7 +131,8 @@ def test_a_batch_written_by_someone_else_meanwhile_falls_back_to_one_by_one(clie
     )
     results, failed = runner.catch_up_many(ctx.redis, ctx.store, [g["id"] for g in games])
     assert raced and not failed
-    assert alone[-3:] == [g["id"] for g in games]  # the fallback ran (after the racer's own)
+    # The racer's own catch-up, then the fallback, for the raced game only.
+    assert alone == [games[0]["id"], games[0]["id"]]
     for g in games:
         assert results[g["id"]][0] == ctx.store.version(g["id"]) == int(ctx.redis.hget(keys.game(g["id"]), "version"))
 
@@ -396,3 +398,61 @@ def test_a_lingering_job_gives_the_worker_back_when_another_job_waits(ctx, setti
     finally:
         context.set_context(ctx)
         queue.empty()
+
+
+def test_a_drain_folds_from_its_own_last_write_without_reading_it_back(client, new_game, ctx):
+    """``Checkpoints``: a game the drain job wrote is folded next time from the state it
+    kept, not from Redis (here the hash's ``state`` is made unreadable meanwhile, and
+    the catch-up still succeeds), and what it writes is what a rebuild writes."""
+    from projections.runner import Checkpoints, catch_up_many
+
+    game = new_game()
+    gid = game["id"]
+    known = Checkpoints(8)
+    _advance(client, game, 3, random.Random(40))
+    results, failed = catch_up_many(ctx.redis, ctx.store, [gid], known=known)
+    assert not failed and len(known) == 1
+    _advance(client, game, 3, random.Random(41))
+    ctx.redis.hset(keys.game(gid), "state", b"not json")  # would fail any fold from Redis
+    results, failed = catch_up_many(ctx.redis, ctx.store, [gid], known=known)
+    assert not failed and results[gid][0] == ctx.store.version(gid) == int(ctx.redis.hget(keys.game(gid), "version"))
+    live = _snapshot(ctx.redis, gid)
+    rebuild_all(ctx.redis, ctx.store, game_id=gid)
+    assert _snapshot(ctx.redis, gid) == live
+
+
+@pytest.mark.parametrize("meanwhile", ["written", "flushed"])
+def test_a_kept_checkpoint_that_moved_is_refused_and_read_again(client, new_game, ctx, meanwhile):
+    """The kept state is trusted only through the guard: if someone else wrote the game
+    since (another worker, a rebuild) or its hash went (a flush), the write is refused by
+    Redis and the game is folded again from what is there: the same bytes as a rebuild."""
+    from projections.runner import Checkpoints, catch_up_many
+
+    game = new_game()
+    gid = game["id"]
+    known = Checkpoints(8)
+    _advance(client, game, 2, random.Random(42))
+    catch_up_many(ctx.redis, ctx.store, [gid], known=known)
+    _advance(client, game, 2, random.Random(43))
+    if meanwhile == "written":
+        project_game(ctx.redis, ctx.store, gid)  # another worker, ahead of ours
+    else:
+        ctx.redis.delete(keys.game(gid))
+    _advance(client, game, 2, random.Random(44))
+    results, failed = catch_up_many(ctx.redis, ctx.store, [gid], known=known)
+    assert not failed and results[gid][0] == ctx.store.version(gid)
+    live = _snapshot(ctx.redis, gid)
+    rebuild_all(ctx.redis, ctx.store, game_id=gid)
+    assert _snapshot(ctx.redis, gid) == live
+
+
+def test_checkpoints_are_bounded():
+    from projections.runner import Checkpoints, Known
+
+    kept = Checkpoints(2)
+    for n in range(5):
+        kept.put(f"g{n}", Known(n, {}, {}))
+    assert len(kept) == 2 and kept.pop("g0") is None and kept.pop("g4").version == 4
+    none = Checkpoints(0)
+    none.put("g", Known(1, {}, {}))
+    assert len(none) == 0
