@@ -137,16 +137,7 @@ def catch_up_many(
             for gid in unread:
                 reads.hmget(keys.game(gid), *_CURRENT)
             currents.update(zip(unread, reads.execute(), strict=True))
-    if prefetched is None and len(game_ids) == 1:
-        # One game (a drain woken by one commit): the one-game query, which psycopg
-        # sends without building arrays (read_for_fold_many's cost ~70 µs more a call).
-        gid = game_ids[0]
-        batches = {gid: store.read_for_fold(gid, after=_version_of(currents[gid]))}
-        hashes = {gid: store.token_hashes(gid)} if _first_write(currents[gid]) and batches[gid].types else {}
-
-        def batch_of(gid: str) -> FoldBatch:
-            return batches[gid]
-    elif prefetched is None:
+    if prefetched is None:
         batches = store.read_for_fold_many({gid: _version_of(currents[gid]) for gid in game_ids})
         new_games = [gid for gid in game_ids if _first_write(currents[gid]) and gid in batches]
         hashes = store.token_hashes_many(new_games) if new_games else {}
