@@ -147,6 +147,10 @@ class Settings:
     #: Seconds a drain job stays on after draining, projecting new commits as
     #: they arrive instead of leaving each to a new RQ job (0: never).
     projection_linger: float = 1.0
+    #: Seconds a lingering drain job waits after projecting a batch before it looks
+    #: for the next, so that commits arriving meanwhile share one batch's round trips
+    #: (0: look at once); it only delays commits that arrive while the job is busy.
+    projection_gather: float = 0.002
     #: Games whose last projection a worker keeps in memory (checkpoint and folded state),
     #: so that projecting each again reads neither back from Redis (0: none); each a few
     #: kB to tens of kB (``projections.runner.Checkpoints``).

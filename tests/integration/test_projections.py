@@ -381,6 +381,73 @@ def test_a_lingering_drain_job_projects_new_commits_without_new_jobs(client, new
     assert int(ctx.redis.hget(keys.game(gid), "version")) == ctx.store.version(gid)
 
 
+def test_commits_arriving_while_the_lingering_job_projects_share_its_next_batch(
+    client, new_game, ctx, settings, monkeypatch
+):
+    """``Settings.projection_gather``: after projecting a batch, the lingering job waits
+    that long before its next look, so the commits of that moment are projected in one
+    batch (one read, one write) rather than one wake each."""
+    import threading
+    import time
+
+    from projections import runner
+    from workers import context, jobs
+
+    games = [new_game() for _ in range(6)]
+    shard = nudge.shard_of(games[0]["id"], settings.projection_shards)
+    mine = [g for g in games if nudge.shard_of(g["id"], settings.projection_shards) == shard]
+    assert len(mine) >= 2
+    batches: list[list[str]] = []
+    catch_up_many = runner.catch_up_many
+
+    def recorded(r, store, ids, **kw):
+        batches.append(list(ids))
+        return catch_up_many(r, store, ids, **kw)
+
+    monkeypatch.setattr(runner, "catch_up_many", recorded)
+    gathered = threading.Event()
+    real_sleep = time.sleep
+
+    def sleep(seconds: float) -> None:
+        if seconds == 0.25 and not gathered.is_set():
+            # The job's wait after the batch of mine[0]: the other games commit meanwhile.
+            gathered.set()
+            for g in mine[1:]:
+                _advance(client, g, 1, random.Random(15))
+            seconds = 0.01
+        real_sleep(seconds)
+
+    monkeypatch.setattr(jobs.time, "sleep", sleep)
+    queue = Queue(settings.queue_name, connection=ctx.redis)
+    context.set_context(
+        dataclasses.replace(ctx, settings=settings.with_(projection_linger=60.0, projection_gather=0.25))
+    )
+    job = threading.Thread(target=jobs.drain, args=(shard,))
+    try:
+        job.start()
+        deadline = time.monotonic() + 5
+        while ctx.redis.get(nudge.drain_pending(shard)) != b"lingering" and time.monotonic() < deadline:
+            real_sleep(0.01)
+        _advance(client, mine[0], 1, random.Random(14))
+        deadline = time.monotonic() + 10
+        while (
+            not all(int(ctx.redis.hget(keys.game(g["id"]), "version")) == ctx.store.version(g["id"]) for g in mine)
+            and time.monotonic() < deadline
+        ):
+            real_sleep(0.01)
+        queue.enqueue_call("builtins.len", args=("x",), result_ttl=0)  # ends the linger
+        job.join(10)
+    finally:
+        job.join(10)
+        context.set_context(ctx)
+        queue.empty()
+    assert gathered.is_set() and not job.is_alive()
+    others = {g["id"] for g in mine[1:]}
+    assert [set(b) for b in batches if set(b) & others] == [others]  # one batch for all of them
+    for g in mine:
+        assert int(ctx.redis.hget(keys.game(g["id"]), "version")) == ctx.store.version(g["id"])
+
+
 def test_a_lingering_job_gives_the_worker_back_when_another_job_waits(ctx, settings):
     """A job queued behind a lingering one (another shard's, say) ends the
     linger at the next poll, not after the full linger time."""
