@@ -45,10 +45,14 @@ def test_a_waiter_is_woken_by_the_announcement_with_its_version(hub, r):
     with hub.watch(gid) as watch:
         _connected(hub)
         watch.wait(0.5)  # the connect's resync
-        threading.Timer(0.2, lambda: r.publish(publish.game_channel(gid), "7")).start()
+        # Joined before the test ends: the fixture closes ``r`` while a publisher
+        # still reading its reply would fail in its thread.
+        announcer = threading.Timer(0.2, lambda: r.publish(publish.game_channel(gid), "7"))
+        announcer.start()
         started = time.monotonic()
         while watch.version < 7 and time.monotonic() - started < 5:
             watch.wait(5)
+        announcer.join(5)
         assert watch.version == 7
         assert time.monotonic() - started < 2
     assert hub.watched() == 0  # the cell goes with its last waiter
@@ -63,8 +67,10 @@ def test_wait_until_reads_until_done_and_is_bounded(hub, r):
         r.hset(key, "version", 3)
         r.publish(publish.game_channel(gid), "3")
 
-    threading.Timer(0.3, later).start()
+    writer = threading.Timer(0.3, later)
+    writer.start()
     got = wait_until(hub, gid, lambda: int(r.hget(key, "version")), lambda v: v >= 3, timeout=5)
+    writer.join(5)
     assert got == 3
     started = time.monotonic()
     assert wait_until(hub, gid, lambda: int(r.hget(key, "version")), lambda v: v >= 9, timeout=0.3) == 3
