@@ -2,7 +2,7 @@
 
 One sorted set (:data:`projections.keys.DEADLINES`): member a game id, score the epoch
 seconds of the earliest deadline of its seats to act (``service/core/clocks.py``).  The
-board projection writes it in the same MULTI as the game's read model (``runner._apply``),
+board projection writes it in the same atomic write as the game's read model (``runner._apply``),
 so it follows the stream like every read model: a game that finishes, or whose seats have
 no running clock, leaves it, and ``make rebuild`` writes it again from PostgreSQL.  It is
 only a hint of when to look: the timeout itself is decided from the stream
@@ -40,7 +40,7 @@ def score(deadline: str) -> float:
 
 
 def index(pipe: Any, game_id: str, deadline: str | None) -> None:
-    """Queue on ``pipe`` (inside the board's MULTI) the game's entry: its earliest deadline,
+    """Queue on ``pipe`` (inside the board's atomic write) the game's entry: its earliest deadline,
     or none (finished, or no seat's clock runs)."""
     if deadline is None:
         pipe.zrem(keys.DEADLINES, game_id)

@@ -1,5 +1,5 @@
 """Game lists: sorted sets of game ids, newest first, by game type, status
-and player.  Written by the board projection in the same MULTI as a game's
+and player.  Written by the board projection in the same atomic write as a game's
 read model (``projections.runner``), read by ``GET /v1/games``."""
 
 from __future__ import annotations

@@ -2,12 +2,12 @@
 rather than polling (docs/API.md "Streams and waits").
 
 * A game's read model changed: ``PUBLISH g:{<id>}:changed <version>``.  It is
-  queued inside the same ``MULTI`` as the write it announces
+  queued inside the same atomic write as the one it announces
   (``projections/runner.py``), so a subscriber that hears version N can read N
   (or later) from the game's hash at once, and a write that failed announces
   nothing.  The payload is the version the hash now holds.
 * The board of that version: ``PUBLISH g:{<id>}:board <json>``, just before
-  the announcement, in the same ``MULTI``: every field of the write that a
+  the announcement, in the same atomic write: every field of the write that a
   board shows (views, legal lists, status, clock...; not the engine's state nor
   the seats' token hashes).  Only a process that streams the game subscribes
   to it (``service/http/waiting.py``), so a follower gets every version, in
@@ -110,7 +110,7 @@ def parse_board(payload: bytes) -> dict[str, bytes]:
 
 def game_changed(pipe: Any, game_id: str, version: int | str) -> None:
     """Queue the announcement of ``game_id`` at ``version`` on ``pipe`` (inside
-    the projection's ``MULTI``, after the write it announces)."""
+    the projection's atomic write, after the fields it announces)."""
     pipe.publish(game_channel(game_id), str(version))
 
 
@@ -122,7 +122,7 @@ def game_written(
     pipe: Any, info: dict[str, Any], fields: dict[str, Any], finished_now: bool, newest_at: str | None
 ) -> None:
     """Everything one projection write announces, queued on ``pipe`` (inside
-    its MULTI): the game's new version, and its account seats' events.
+    its atomic write): the game's new version, and its account seats' events.
     ``fields`` are the hash's new fields (``"auth"`` among them only on the
     hash's first write); ``newest_at``: when its newest event was received."""
     gid, version = info["id"], int(fields["version"])
@@ -182,5 +182,5 @@ def account_event(r: Any, handle: str, event: dict[str, Any]) -> None:
     """Announce one account event, e.g. ``{"type": "your_turn", "game_id": ...,
     "version": ...}``, ``{"type": "table_started", "table_id": ..., "game_id": ...}``
     or ``{"type": "game_finished", "game_id": ...}`` (docs/API.md, "Streams"),
-    with ``r`` a Redis client or a pipeline inside the write's ``MULTI``."""
+    with ``r`` a Redis client or a pipeline (or recorder) inside the projection's atomic write."""
     r.publish(account_channel(handle), json.dumps(event, separators=(",", ":")))

@@ -1,14 +1,15 @@
 """Running projections: catch one game up, sweep for laggards, rebuild all.
 
 The checkpoint of a game's board projection is the ``version`` field of its
-hash; it is written by the same ``HSET`` as the views, inside a
-``WATCH``/``MULTI`` on that hash.  Two jobs racing on one game cannot both
-win, a job that finds nothing new does nothing, and a late or duplicated job
-is harmless: the projection is idempotent and order-safe.
+hash; it is written by the same ``HSET`` as the views, in one script that
+Redis runs only if the checkpoint still stands where the job read it
+(:data:`GUARDED`).  Two jobs racing on one game cannot both win, a job that
+finds nothing new does nothing, and a late or duplicated job is harmless: the
+projection is idempotent and order-safe.
 
 A finished game's hash is given a time to live (``retention`` seconds,
-``QD_FINISHED_RETENTION_S``; 0: kept for ever) by the same ``MULTI`` that
-writes its finish, so its views and its checkpoint leave Redis together.  A
+``QD_FINISHED_RETENTION_S``; 0: kept for ever) by the same write as its
+finish, so its views and its checkpoint leave Redis together.  A
 later read finds no hash and asks for a catch-up, which folds the whole
 stream again (checkpoint 0) and sets the time to live again: Redis holds the
 working set, PostgreSQL the history (docs/PERFORMANCE.md "Redis retention").
@@ -68,28 +69,15 @@ def catch_up(
     """:func:`project_game`, also telling whether the game is finished."""
     key = keys.game(game_id)
     for _ in range(retries):
-        with r.pipeline() as pipe:
-            try:
-                pipe.watch(key)
-                current = pipe.hmget(key, *_CURRENT)
-                batch = store.read_for_fold(game_id, after=int(current[0] or 0))
-                version, finished, write, _ = _prepare(
-                    game_id,
-                    current,
-                    batch,
-                    lambda: store.token_hashes(game_id),
-                    retention,
-                )
-                if write is None:
-                    pipe.unwatch()
-                    return version, finished
-                pipe.multi()
-                _apply(pipe, write)
-                pipe.execute()
-                _observe_lag(write.newest_at)
-                return version, finished
-            except redis.WatchError:
-                continue
+        current = r.hmget(key, *_CURRENT)
+        batch = store.read_for_fold(game_id, after=_version_of(current))
+        version, finished, write, _ = _prepare(game_id, current, batch, lambda: store.token_hashes(game_id), retention)
+        if write is None:
+            return version, finished
+        if _guarded(r, [(key, _version_of(current) or None, write)])[0]:
+            _observe_lag(write.newest_at)
+            return version, finished
+        # Written by someone else since our read: read again.
     # Someone else keeps writing newer versions; they will have caught up.
     raw_version, status = r.hmget(key, "version", "status")
     return int(raw_version or 0), status == b"finished"
@@ -363,13 +351,13 @@ def _prepare(
 def _apply(pipe: Any, write: _Write) -> None:
     pipe.hset(write.key, mapping=write.fields)
     if write.expire:
-        # The finish and the time to live in one MULTI: views and checkpoint leave together.
+        # The finish and the time to live in one write: views and checkpoint leave together.
         pipe.expire(write.key, write.expire)
-    # The game lists move in the same MULTI as the board they index.  What they
+    # The game lists move in the same write as the board they index.  What they
     # hold of a game (its creation time, type, players, rating, status) comes
     # from its opening event and its status alone, so only the hash's first
     # write and the finish can change them: rewriting the same members on every
-    # commit was most of the MULTI's commands (docs/PERFORMANCE.md, "Third session").
+    # commit was most of the write's commands (docs/PERFORMANCE.md, "Third session").
     if write.first or write.finished_now:
         game_lists.index_game(pipe, write.info, write.fields, write.finished_now)
     # The clocks' index too: the scheduler looks for timeouts there (workers/timeouts.py).
@@ -377,7 +365,7 @@ def _apply(pipe: Any, write: _Write) -> None:
     if write.first or write.deadline is not None or "clock" in write.info:
         deadlines.index(pipe, write.info["id"], write.deadline)
     # Followers (streams, waits, accounts) are pushed the news from inside the
-    # same MULTI: heard only once the write is there (projections/publish.py).
+    # same write: heard only once the write is there (projections/publish.py).
     publish.game_written(pipe, write.info, write.fields, write.finished_now, write.newest_at)
 
 
@@ -465,7 +453,7 @@ def _delete_matching(r: redis.Redis, pattern: str) -> int:
 
 #: Groups of streams read ahead during a rebuild (see ``rebuild_boards``).
 READERS = 2
-#: Games a rebuild reads in one query and writes in one MULTI.
+#: Games a rebuild reads in one query and writes in one script.
 GROUP = 16
 
 
@@ -526,7 +514,7 @@ def rebuild_boards(
     # Pipelined, and by groups: the next groups' streams are read by READERS
     # threads (each PostgreSQL backend building the streams' text while this
     # thread waits with the GIL released) while this one is folded, and each
-    # group is read in one query and written in one MULTI.  Game by game, the
+    # group is read in one query and written in one script.  Game by game, the
     # round trips (stream, token hashes, WATCH, read, MULTI) cost ~2 ms a game,
     # more than folding a small game (docs/PERFORMANCE.md, "Rebuild by
     # groups").  At most READERS + 1 groups of GROUP games are held at a time,
