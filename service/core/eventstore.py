@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import time
 import uuid
@@ -55,7 +56,11 @@ class DuplicateKey(Exception):
 _EVENT_COLS = "game_id, seq, type, schema_version, data, meta, hash"
 # The hash is stored as 32 raw bytes and travels as hex (migration 0008).  The
 # digests and prev_hash are not stored: the readers derive them (migration 0009).
-_ROW = "(%s::uuid, %s::int, %s::text, %s::smallint, %s::json, %s::json, decode(%s::text, 'hex'))"
+#: One row's values; ``{}``: its placeholders, in :func:`event_params` order.
+_ROW_TEMPLATE = "({}::uuid, {}::int, {}::text, {}::smallint, {}::json, {}::json, decode({}::text, 'hex'))"
+#: Insert parameters per event row (``_EVENT_COLS``).
+_PARAMS_PER_ROW = 7
+_ROW = _ROW_TEMPLATE.format(*["%s"] * _PARAMS_PER_ROW)
 
 
 def event_columns(stream: str = "game_id", meta: str = "meta", table: str = "events", seeds: str = "game_seeds") -> str:
@@ -116,16 +121,29 @@ _FOLD_MANY_QUERY = (
 _GUARDED_ROWS = 1000
 
 
+@functools.lru_cache(maxsize=256)
 def insert_guarded(n: int, table: str = "events", stream: str = "game_id") -> str:
     """All ``n`` rows of one append in ONE statement, inserted only if the
     stream's head is still the expected version (the last parameter): one
     round trip, and atomic on its own, so an autocommit connection needs no
     BEGIN/COMMIT round trips either.  ``table``/``stream``: a game's events
-    (default) or a tournament's (``tournament_events``, ``tournament_id``)."""
+    (default) or a tournament's (``tournament_events``, ``tournament_id``).
+
+    Its placeholders are PostgreSQL's own (``$1``, ``$2``, ...): run it on a
+    ``psycopg.RawCursor``.  psycopg converts ``%s`` placeholders in Python
+    and caches the conversion only up to 50 parameters: an intent of seven
+    events or more (7 parameters a row) was parsed again on every append,
+    ~6 % of the API's CPU on a Nautilus Industries load (docs/PERFORMANCE.md,
+    "Ninth session").  Built once per row count (cached)."""
     cols = _EVENT_COLS.replace("game_id", stream, 1)
+    rows = ", ".join(
+        _ROW_TEMPLATE.format(*(f"${first + i}" for i in range(_PARAMS_PER_ROW)))
+        for first in range(1, n * _PARAMS_PER_ROW, _PARAMS_PER_ROW)
+    )
+    last = n * _PARAMS_PER_ROW
     return (
-        f"INSERT INTO {table} ({cols}) SELECT * FROM (VALUES {', '.join([_ROW] * n)}) AS v"
-        f" WHERE (SELECT coalesce(max(seq), 0) FROM {table} WHERE {stream} = %s) = %s"
+        f"INSERT INTO {table} ({cols}) SELECT * FROM (VALUES {rows}) AS v"
+        f" WHERE (SELECT coalesce(max(seq), 0) FROM {table} WHERE {stream} = ${last + 1}) = ${last + 2}"
     )
 
 
@@ -191,10 +209,6 @@ def event_params(stream_id: uuid.UUID, events: Sequence[StoredEvent]) -> list[An
         )
         prev = e.meta
     return params
-
-
-#: Insert parameters per event row (``_EVENT_COLS``).
-_PARAMS_PER_ROW = 7
 
 
 def param_rows(params: list[Any]) -> list[list[Any]]:
@@ -320,7 +334,8 @@ class EventStore(Pooled):
                         "INSERT INTO seat_tokens (game_id, seat, player, token_hash) VALUES (%s, %s, %s, %s)",
                         [(gid, i, p, h) for i, (p, h) in enumerate(zip(record.players, token_hashes, strict=True))],
                     )
-                    cur.execute(insert_guarded(len(sealed)), [*event_params(gid, sealed), gid, 0])
+                with psycopg.RawCursor(conn) as raw:
+                    raw.execute(insert_guarded(len(sealed)), [*event_params(gid, sealed), gid, 0])
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(str(exc)) from exc
 
@@ -344,16 +359,16 @@ class EventStore(Pooled):
         every = event_params(gid, sealed)
         params = [*every[: len(head) * _PARAMS_PER_ROW], gid, expected_version]
         try:
-            with self._conn() as conn, conn.cursor() as cur:
+            with self._conn() as conn, psycopg.RawCursor(conn) as raw:
                 if idempotent is None and snapshot is None and len(sealed) == len(head):
                     # The common case: one statement, no explicit transaction.
-                    cur.execute(insert_guarded(len(head)), params)
-                    if cur.rowcount != len(head):
+                    raw.execute(insert_guarded(len(head)), params)
+                    if raw.rowcount != len(head):
                         raise Conflict(expected_version)
                     return
-                with conn.transaction():
-                    cur.execute(insert_guarded(len(head)), params)
-                    if cur.rowcount != len(head):
+                with conn.transaction(), conn.cursor() as cur:
+                    raw.execute(insert_guarded(len(head)), params)
+                    if raw.rowcount != len(head):
                         raise Conflict(expected_version)
                     if len(sealed) > len(head):
                         cur.executemany(_INSERT, param_rows(every[len(head) * _PARAMS_PER_ROW :]))

@@ -76,9 +76,9 @@ class TournamentStore(Pooled):
         params = [*event_params(tid, sealed), tid, expected_version]
         query = insert_guarded(len(sealed), "tournament_events", "tournament_id")
         try:
-            with self._conn() as conn, conn.cursor() as cur:
-                cur.execute(query, params)
-                if cur.rowcount != len(sealed):
+            with self._conn() as conn, psycopg.RawCursor(conn) as raw:
+                raw.execute(query, params)
+                if raw.rowcount != len(sealed):
                     raise Conflict(expected_version)
         except psycopg.errors.UniqueViolation as exc:
             raise Conflict(expected_version) from exc

@@ -3,6 +3,7 @@ the global feed's late-commit safety, hashing."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import uuid
@@ -20,10 +21,8 @@ from service.core.records import GameRecord, NewEvent
 SEED = bytes(range(32))
 
 
-@pytest.fixture(scope="module")
-def private_db(settings):
-    """A database of its own: these tests write raw streams (events no engine
-    knows) that a session-wide rebuild must never meet."""
+def _database(settings, suffix: str):
+    """A database of its own (dropped afterwards): (url, store)."""
     from psycopg import sql
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg_pool import ConnectionPool
@@ -31,7 +30,7 @@ def private_db(settings):
     from service.core.eventstore import EventStore
     from service.core.migrate import migrate
 
-    name = conninfo_to_dict(settings.database_url)["dbname"] + "_es"
+    name = conninfo_to_dict(settings.database_url)["dbname"] + suffix
     url = make_conninfo(settings.database_url, dbname=name)
     migrate(url)
     pool = ConnectionPool(url, min_size=1, max_size=10, open=True)
@@ -39,6 +38,20 @@ def private_db(settings):
     pool.close()
     with psycopg.connect(make_conninfo(settings.database_url, dbname="postgres"), autocommit=True) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture(scope="module")
+def private_db(settings):
+    """A database of its own: these tests write raw streams (events no engine
+    knows) that a session-wide rebuild must never meet."""
+    yield from _database(settings, "_es")
+
+
+@pytest.fixture(scope="module")
+def bulk_store(settings):
+    """Another: the long appends below would push the other tests' events past
+    the first page of the global feed they read."""
+    yield from _database(settings, "_es_bulk")
 
 
 @pytest.fixture
@@ -105,6 +118,34 @@ def test_append_at_a_stale_or_future_version_is_a_conflict(store):
     with pytest.raises(Conflict):
         store.append(gid, 5, seal(SEED, gid, 5 + 1, head.hash, [_event(1)]))  # would leave a gap
     assert store.version(gid) == 1
+
+
+@pytest.mark.parametrize("size", [1, 7, 8, 50, 1000, 1003])
+def test_an_append_of_any_size_stores_every_event_in_order_and_guards_the_head(bulk_store, size):
+    """``insert_guarded`` numbers its own placeholders ($1 ... $7n+2, run on a
+    RawCursor): appends of 7 events and more (past psycopg's 50-parameter
+    cache) and past one statement's 1,000 rows store every event, in order,
+    and the head guard still refuses a stale append of the same size."""
+    store = bulk_store[1]
+    gid = _game(store)
+    head = store.read(gid)[-1]
+    store.append(gid, 1, seal(SEED, gid, 2, head.hash, [_event(i) for i in range(size)]))
+    events = store.read(gid)
+    assert [e.seq for e in events] == list(range(1, size + 2))
+    assert [e.data["i"] for e in events[1:]] == list(range(size))
+    with pytest.raises(Conflict):
+        store.append(gid, 1, seal(SEED, gid, 2, head.hash, [_event(i) for i in range(size)]))
+    assert store.version(gid) == size + 1
+
+
+def test_guarded_insert_numbers_each_parameter_once():
+    from service.core.eventstore import _PARAMS_PER_ROW, insert_guarded
+
+    for n in (1, 2, 8, 300):
+        query = insert_guarded(n)
+        numbers = sorted(int(m) for m in re.findall(r"\$(\d+)", query))
+        assert numbers == list(range(1, n * _PARAMS_PER_ROW + 3)), n
+        assert "%s" not in query
 
 
 def test_events_are_append_only(store, private_db):
