@@ -1,0 +1,198 @@
+"""CPU per intent inside one process, for A/B runs of a change on a noisy machine.
+
+``make bench`` measures the service as it runs (gunicorn, the RQ worker, PostgreSQL), and on a
+shared VM its figures wander by a third between runs of the same tree (docs/PERFORMANCE.md,
+"Ninth session").  This measures one side at a time in this process only, against the real
+PostgreSQL and Redis, so that two trees run alternately in one sitting compare:
+
+* ``--part api``: the app's WSGI callable (``create_app``), called directly with prepared
+  ``POST /v1/games/{id}/intents`` requests of planned legal intents: everything of an intent
+  in the API except gunicorn and the socket;
+* ``--part worker``: ``projections.runner.catch_up_many`` over batches of ``--batch`` games
+  with one new intent each, with the drain job's own cache of its last writes: a drain's work
+  except the wake.
+
+Prints one JSON line: ``us_per_intent`` (this process's CPU time; the worker's part: inside
+the catch-ups only), ``wall_us_per_intent`` and ``postgres_us_per_intent`` (the bench
+database's backends; the worker's part counts the appends that feed it too).  ``--profile`` prints a
+cProfile (CPU clock) instead.  An A/B, the script importing the tree it sits in::
+
+    git archive <before> | tar -x -C /tmp/before
+    cp scripts/bench_inprocess.py /tmp/before/scripts/   # if that tree has none
+    for i in 1 2 3 4 5 6; do
+        .venv/bin/python /tmp/before/scripts/bench_inprocess.py
+        .venv/bin/python scripts/bench_inprocess.py
+    done
+
+It uses a database of its own (``--db``) and an empty Redis DB (``BENCH_REDIS_DB``, or the
+first empty one from 15 down), both emptied afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import bench_plan
+from bench_env import BenchEnv
+
+from projections import runner
+from service.bootstrap import bootstrap
+from service.config import Settings
+from service.core.commands import GameService
+
+GAMES = 24
+
+
+def _postgres_cpu(env: BenchEnv) -> float:
+    """CPU seconds of the bench database's backends so far (those alive now)."""
+    with env._admin() as conn:
+        pids = [r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (env.db_name,))]
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _api(ctx: Any, settings: Settings, games: list[bench_plan.Created]) -> Callable[[], int]:
+    """One round: every game's next planned intent, posted through the WSGI callable."""
+    from service.http.app import create_app
+
+    app = create_app(settings)
+
+    def post(g: bench_plan.Created) -> None:
+        step = g.plan.steps[g.next_step]
+        body = json.dumps({"intent": step.intent, "expected_version": g.version}).encode()
+        environ = {
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": f"/v1/games/{g.game_id}/intents",
+            "SERVER_NAME": "bench",
+            "SERVER_PORT": "80",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "CONTENT_TYPE": "application/json",
+            "CONTENT_LENGTH": str(len(body)),
+            "HTTP_AUTHORIZATION": f"Bearer {g.tokens[step.seat]}",
+            "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.errors": sys.stderr,
+            "wsgi.input_terminated": True,
+        }
+        status: list[str] = []
+        answer = b"".join(app(environ, lambda s, _h, _e=None: status.append(s)))
+        if not status[0].startswith("201"):
+            raise SystemExit(f"bench_inprocess: intent refused: {status[0]} {answer[:300]!r}")
+        g.version = json.loads(answer)["version"]
+        g.next_step += 1
+
+    def one_round() -> int:
+        for g in games:
+            post(g)
+        return len(games)
+
+    return one_round
+
+
+def _worker(ctx: Any, games: list[bench_plan.Created], batch: int) -> Callable[[], int]:
+    """One round: each game gets its next planned intent appended (not measured: the
+    profile and the clock only run around the catch-ups), then batches are caught up."""
+    known = runner.Checkpoints(1024)
+    spent = {"cpu": 0.0}
+
+    def one_round() -> int:
+        for first in range(0, len(games), batch):
+            group = games[first : first + batch]
+            for g in group:
+                bench_plan.advance(ctx.store, g, 1, snapshot=False)
+            started = time.process_time()
+            _, failed = runner.catch_up_many(ctx.redis, ctx.store, [g.game_id for g in group], known=known)
+            spent["cpu"] += time.process_time() - started
+            if failed:
+                raise SystemExit(f"bench_inprocess: projection failed: {failed}")
+        return len(games)
+
+    one_round.spent = spent  # type: ignore[attr-defined]
+    return one_round
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--part", choices=("api", "worker"), default="api")
+    ap.add_argument("--rounds", type=int, default=60, help=f"rounds measured, {GAMES} intents each")
+    ap.add_argument("--batch", type=int, default=3, help="worker: games per catch-up")
+    ap.add_argument("--profile", action="store_true", help="print a cProfile (CPU clock) instead")
+    ap.add_argument("--db", default="quarterdeck_bench_inprocess")
+    args = ap.parse_args(argv)
+    if not (os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL")):
+        raise SystemExit("bench_inprocess: set DATABASE_URL and REDIS_URL")
+    redis_db = int(os.environ["BENCH_REDIS_DB"]) if os.environ.get("BENCH_REDIS_DB") else None
+    env = BenchEnv(os.environ["DATABASE_URL"], os.environ["REDIS_URL"], args.db, redis_db)
+    env.reset()
+    # The service's settings as the bench starts it (rate limits off, a queue of its own).
+    settings = Settings.from_env(env.env())
+    ctx = bootstrap(settings)
+    try:
+        svc = GameService(ctx.store, nudge=lambda _gid: None)
+        # Enough planned intents for the warm-up round and every round measured.
+        plans = [bench_plan.plan_game(bench_plan.GAME, 2, 7000 + i, max_steps=args.rounds + 12) for i in range(GAMES)]
+        games = [bench_plan.create(svc, p) for p in plans]
+        for g in games:
+            runner.project_game(ctx.redis, ctx.store, g.game_id)
+        if min(len(p.steps) for p in plans) < args.rounds + 10:
+            raise SystemExit("bench_inprocess: a planned game ends too early; use fewer --rounds")
+        one_round = _api(ctx, settings, games) if args.part == "api" else _worker(ctx, games, args.batch)
+        for _ in range(10):  # warm-up: caches, prepared statements, imports
+            one_round()
+        spent = getattr(one_round, "spent", None)
+        if spent is not None:
+            spent["cpu"] = 0.0
+        if args.profile:
+            profile = cProfile.Profile(time.process_time)
+            profile.enable()
+            for _ in range(args.rounds):
+                one_round()
+            profile.disable()
+            pstats.Stats(profile).sort_stats("cumulative").print_stats(50)
+            return 0
+        pg0, cpu0, wall0 = _postgres_cpu(env), time.process_time(), time.perf_counter()
+        intents = sum(one_round() for _ in range(args.rounds))
+        cpu, wall, pg = time.process_time() - cpu0, time.perf_counter() - wall0, _postgres_cpu(env) - pg0
+        if spent is not None:
+            cpu = spent["cpu"]  # the worker's catch-ups only, not the appends that feed them
+        print(
+            json.dumps(
+                {
+                    "part": args.part,
+                    "batch": args.batch if args.part == "worker" else None,
+                    "intents": intents,
+                    "us_per_intent": round(1e6 * cpu / intents, 1),
+                    "wall_us_per_intent": round(1e6 * wall / intents, 1),
+                    # The worker's part: the appends that feed its catch-ups are counted here too.
+                    "postgres_us_per_intent": round(1e6 * pg / intents, 1),
+                }
+            )
+        )
+        return 0
+    finally:
+        ctx.close()
+        env.close()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

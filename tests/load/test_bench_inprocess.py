@@ -1,0 +1,57 @@
+"""``scripts/bench_inprocess.py``, the in-process A/B measure of docs/PERFORMANCE.md
+("Ninth session"): both parts run a few rounds against real servers (the machine's
+PostgreSQL, in a database of the script's own; a private Redis, since the script empties
+the Redis DB it uses) and report a CPU figure per intent."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+import redis
+from faults.servers import RedisServer
+from psycopg.conninfo import make_conninfo
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def private_redis(tmp_path_factory):
+    server = RedisServer(tmp_path_factory.mktemp("inprocess-redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize("part", ["api", "worker"])
+def test_each_part_measures_every_intent_it_sends(settings, private_redis, part):
+    env = dict(
+        os.environ,
+        DATABASE_URL=make_conninfo(settings.database_url, dbname="postgres"),
+        REDIS_URL=private_redis.url(),
+        BENCH_REDIS_DB="3",
+    )
+    db = f"qd_inprocess_{part}_{os.getpid()}"
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_inprocess.py"), "--part", part, "--rounds", "3", "--db", db],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=True,
+    )
+    figure = json.loads(out.stdout.strip().splitlines()[-1])
+    # 24 games, one intent each per round, every one accepted (a refusal stops the script).
+    assert figure["part"] == part and figure["intents"] == 3 * 24
+    assert 0 < figure["us_per_intent"] < 1_000_000
+    # Each intent costs PostgreSQL something (its append, or the catch-up's read).
+    assert figure["postgres_us_per_intent"] > 0
+    # The script's database is gone afterwards; its Redis DB is empty.
+    with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM pg_database WHERE datname = %s", (db,)).fetchone()[0] == 0
+    assert redis.Redis.from_url(private_redis.url(3)).dbsize() == 0
