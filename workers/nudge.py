@@ -4,8 +4,9 @@ One protocol, all of it here (keys, TTLs, the two Lua scripts):
 
 * a commit **marks** its game dirty in its shard's set and, unless that
   shard's drain job is already queued or lingering, flags one ``queued`` and
-  enqueues it (one atomic script, one round trip); if one is lingering, it
-  **wakes** it instead;
+  enqueues it (one atomic script, one round trip, shared by the commits that
+  arrived while the one before was in flight: ``workers.coalesce``); if one is
+  lingering, it **wakes** it instead;
 * the drain job (``workers.jobs.drain``) flags the shard ``lingering`` as it
   starts, drains the set, then **lingers**: it projects each new commit as it
   arrives, woken through a list, until it is idle or wanted elsewhere, and
@@ -35,6 +36,7 @@ import redis
 from rq import Queue
 
 from service import metrics
+from workers.coalesce import Coalescer
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +57,14 @@ LINGER_POLL = 0.05
 #: The job a nudge enqueues (by name: the API never imports the worker's jobs).
 DRAIN_JOB = "workers.jobs.drain"
 
-#: After a commit, in one round trip: mark the game dirty; if no drain job is
-#: queued or lingering, flag one as queued and answer 1 (the caller enqueues
-#: it); if one is lingering, wake it.
+#: After commits, in one round trip: mark their games (``ARGV[2]``, ...) dirty; if
+#: no drain job is queued or lingering, flag one as queued (for ``ARGV[1]`` seconds)
+#: and answer 1 (the caller enqueues it); if one is lingering, wake it.
 MARK = """
-redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('SADD', KEYS[1], unpack(ARGV, 2))
 local flag = redis.call('GET', KEYS[2])
 if not flag then
-    redis.call('SET', KEYS[2], 'queued', 'EX', ARGV[2])
+    redis.call('SET', KEYS[2], 'queued', 'EX', ARGV[1])
     return 1
 end
 if flag == 'lingering' then
@@ -112,23 +114,49 @@ class Nudge:
         self.shards = shards
         self._mark = r.register_script(MARK)
         self._unlinger = r.register_script(UNLINGER)
+        self._coalesced: Coalescer[str] = Coalescer(self._mark_all)
 
     # -- the API's side -------------------------------------------------------
     def __call__(self, game_id: str) -> None:
         """After a commit (or for a missing read model): mark the game dirty
         and make sure a worker drains its shard.  If Redis is away the intent
-        still stands; the worker's sweep projects it later."""
+        still stands; the worker's sweep projects it later.
+
+        Group commit (``workers.coalesce``): the commits that arrive while a
+        mark is in flight are marked together in the next one, one round trip
+        for all (an API process under load has several requests between their
+        append and their mark at once; docs/PERFORMANCE.md, "Ninth session").
+        Each call returns once its own game is marked, as before."""
+        self._coalesced(game_id)
+
+    def _mark_all(self, game_ids: list[str]) -> None:
+        """One round trip: the :data:`MARK` script once per shard the games fall in."""
         try:
-            shard = shard_of(game_id, self.shards)
-            # Coalesce: while a drain job for the shard is queued (not started)
-            # or lingering, it will project this game too.  Under load one RQ
-            # job projects many games: RQ's own bookkeeping (~30 Redis round
-            # trips a job) cost several times a projection (docs/PERFORMANCE.md).
-            if self._mark(keys=[dirty(shard), drain_pending(shard), wake(shard)], args=[game_id, PENDING_TTL]):
-                self.queue.enqueue_call(DRAIN_JOB, args=(shard,), result_ttl=0, failure_ttl=3600)
+            by_shard: dict[int, list[str]] = {}
+            for gid in game_ids:
+                by_shard.setdefault(shard_of(gid, self.shards), []).append(gid)
+            if len(by_shard) == 1:
+                [(shard, games)] = by_shard.items()
+                answers = [self._mark(keys=self._keys(shard), args=[PENDING_TTL, *games])]
+            else:
+                with self.redis.pipeline(transaction=False) as pipe:
+                    for shard, games in by_shard.items():
+                        self._mark(keys=self._keys(shard), args=[PENDING_TTL, *games], client=pipe)
+                    answers = pipe.execute()
+            for shard, enqueue in zip(by_shard, answers, strict=True):
+                # Coalesce: while a drain job for the shard is queued (not started)
+                # or lingering, it will project these games too.  Under load one RQ
+                # job projects many games: RQ's own bookkeeping (~30 Redis round
+                # trips a job) cost several times a projection (docs/PERFORMANCE.md).
+                if enqueue:
+                    self.queue.enqueue_call(DRAIN_JOB, args=(shard,), result_ttl=0, failure_ttl=3600)
         except (redis.ConnectionError, redis.TimeoutError) as exc:
-            metrics.ENQUEUE_FAILURES.inc()
-            log.warning("projection of %s not enqueued (%s); the sweep will catch up", game_id, exc)
+            metrics.ENQUEUE_FAILURES.inc(len(game_ids))
+            log.warning("projection of %d game(s) not enqueued (%s); the sweep will catch up", len(game_ids), exc)
+
+    @staticmethod
+    def _keys(shard: int) -> list[str]:
+        return [dirty(shard), drain_pending(shard), wake(shard)]
 
     # -- the drain job's side -------------------------------------------------
     def take_over(self, shard: int) -> None:

@@ -285,12 +285,12 @@ def test_the_enqueue_script_marks_wakes_and_flags(ctx):
     shard = 7  # a shard no game uses
     names = [nudge.dirty(shard), nudge.drain_pending(shard), nudge.wake(shard)]
     ctx.redis.delete(*names)
-    assert mark(keys=names, args=["g1", PENDING_TTL]) == 1  # nothing there: enqueue
+    assert mark(keys=names, args=[PENDING_TTL, "g1"]) == 1  # nothing there: enqueue
     assert ctx.redis.get(names[1]) == b"queued" and 0 < ctx.redis.ttl(names[1]) <= PENDING_TTL
-    assert mark(keys=names, args=["g2", PENDING_TTL]) == 0  # rides on the queued job
+    assert mark(keys=names, args=[PENDING_TTL, "g2"]) == 0  # rides on the queued job
     assert ctx.redis.llen(names[2]) == 0
     ctx.redis.set(names[1], b"lingering")
-    assert mark(keys=names, args=["g3", PENDING_TTL]) == 0 and mark(keys=names, args=["g4", PENDING_TTL]) == 0
+    assert mark(keys=names, args=[PENDING_TTL, "g3"]) == 0 and mark(keys=names, args=[PENDING_TTL, "g4"]) == 0
     assert ctx.redis.llen(names[2]) == 1  # woken (one token is enough)
     assert ctx.redis.smembers(names[0]) == {b"g1", b"g2", b"g3", b"g4"}
     ctx.redis.delete(*names)
@@ -310,16 +310,16 @@ def test_a_commit_during_a_drain_jobs_first_drain_wakes_it_instead_of_enqueuing_
     names = [nudge.dirty(shard), nudge.drain_pending(shard), nudge.wake(shard)]
     ctx.redis.delete(*names)
     try:
-        assert mark(keys=names, args=["g1", PENDING_TTL]) == 1  # nobody there: a job is enqueued
+        assert mark(keys=names, args=[PENDING_TTL, "g1"]) == 1  # nobody there: a job is enqueued
         ctx.nudge.take_over(shard)  # that job starts
         assert ctx.redis.get(names[1]) == b"lingering"
-        assert mark(keys=names, args=["g2", PENDING_TTL]) == 0  # during its first drain: no second job...
+        assert mark(keys=names, args=[PENDING_TTL, "g2"]) == 0  # during its first drain: no second job...
         assert ctx.redis.llen(names[2]) == 1  # ...but a wake, so its first wait returns at once
         popped, _ = ctx.nudge.wait_and_pop(shard, 5, 64)
         assert sorted(popped) == ["g1", "g2"] and ctx.redis.llen(names[2]) == 0
         ctx.nudge.stop_lingering(shard)
         assert ctx.redis.get(names[1]) is None
-        assert mark(keys=names, args=["g3", PENDING_TTL]) == 1  # the job is gone: a commit enqueues one again
+        assert mark(keys=names, args=[PENDING_TTL, "g3"]) == 1  # the job is gone: a commit enqueues one again
         # A job that does not linger at all still clears the flag it took.
         ctx.redis.delete(*names)
         context.set_context(dataclasses.replace(ctx, settings=settings.with_(projection_linger=0.0)))
