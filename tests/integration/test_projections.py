@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import time
 
 import pytest
 from rq import Queue
@@ -18,6 +19,20 @@ from workers import nudge
 
 def _snapshot(r, gid: str) -> dict[bytes, bytes]:
     return r.hgetall(keys.game(gid))
+
+
+def _sweep_until(ctx, done, seconds: float = 15.0) -> None:
+    """Sweep until ``done()``, as the worker does every 5 s.  The sweep reads the
+    global feed, which stops short of any transaction still open anywhere in the
+    cluster (another test process may hold one a moment), so one sweep may leave
+    a game behind that the next one catches up."""
+    deadline = time.monotonic() + seconds
+    while True:
+        sweep(ctx.redis, ctx.store)
+        if done():
+            return
+        assert time.monotonic() < deadline, "the sweep did not catch up"
+        time.sleep(0.2)
 
 
 def _advance(client, game, n: int, chooser: random.Random) -> None:
@@ -43,14 +58,15 @@ def test_lost_jobs_are_caught_up_by_the_sweep(client, new_game, ctx, settings):
     game = new_game()
     gid = game["id"]
     project_game(ctx.redis, ctx.store, gid)
-    _advance(client, game, 5, random.Random(3))
-    Queue(settings.queue_name, connection=ctx.redis).empty()  # the jobs are lost
-    assert int(ctx.redis.hget(keys.game(gid), "version")) < ctx.store.version(gid)
-    sweep(ctx.redis, ctx.store)
-    assert int(ctx.redis.hget(keys.game(gid), "version")) == ctx.store.version(gid)
-    # The lost jobs' "queued" flags would hold up their shards for the next
-    # tests until they expire.
-    ctx.redis.delete(*(nudge.drain_pending(s) for s in range(settings.projection_shards)))
+    try:
+        _advance(client, game, 5, random.Random(3))
+        Queue(settings.queue_name, connection=ctx.redis).empty()  # the jobs are lost
+        assert int(ctx.redis.hget(keys.game(gid), "version")) < ctx.store.version(gid)
+        _sweep_until(ctx, lambda: int(ctx.redis.hget(keys.game(gid), "version")) == ctx.store.version(gid))
+    finally:
+        # The lost jobs' "queued" flags would hold up their shards for the next
+        # tests until they expire.
+        ctx.redis.delete(*(nudge.drain_pending(s) for s in range(settings.projection_shards)))
 
 
 def test_commits_while_a_drain_job_is_queued_ride_on_it(client, new_game, ctx, run_worker, settings):
@@ -194,8 +210,7 @@ def test_flushed_redis_is_restored_by_the_sweep_alone(client, new_game, ctx, run
     run_worker()
     before = _snapshot(ctx.redis, game["id"])
     ctx.redis.flushdb()
-    sweep(ctx.redis, ctx.store)
-    assert _snapshot(ctx.redis, game["id"]) == before
+    _sweep_until(ctx, lambda: _snapshot(ctx.redis, game["id"]) == before)
 
 
 def test_live_projection_of_a_whole_game_equals_rebuild(client, new_game, ctx):
@@ -226,8 +241,7 @@ def test_redis_down_intents_commit_queries_503_then_catch_up(settings, new_game,
         assert c.get("/readyz").status_code == 503
     finally:
         down.extensions["quarterdeck"].store.pool.close()
-    sweep(ctx.redis, ctx.store)
-    assert int(ctx.redis.hget(keys.game(gid), "version")) == ctx.store.version(gid)
+    _sweep_until(ctx, lambda: int(ctx.redis.hget(keys.game(gid), "version") or 0) == ctx.store.version(gid))
 
 
 @pytest.mark.parametrize("path", ["intent", "create"])
