@@ -8,6 +8,7 @@ refused, and leave the target as it was."""
 from __future__ import annotations
 
 import gzip
+import time
 from collections.abc import Iterator
 from types import SimpleNamespace
 
@@ -85,8 +86,26 @@ def _populate(client, app, ctx, settings, run_worker) -> None:
     run_worker()
     assert client.get(f"/v1/tournaments/{tid}").get_json()["status"] == "finished"
     # Everything projected, the global projections and sweeps at the feeds' end (as a quiet worker leaves them).
+    _wait_until_the_feeds_hold_everything(settings.database_url)
     jobs.sweep()
     run_worker()
+
+
+def _wait_until_the_feeds_hold_everything(database_url: str, seconds: float = 15.0) -> None:
+    """The global feeds stop short of any transaction still open anywhere in the
+    cluster (another test process may hold one a moment): wait until none is older
+    than this database's last event, so that one sweep reads to the end."""
+    deadline = time.monotonic() + seconds
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        while True:
+            (behind,) = conn.execute(
+                "SELECT greatest((SELECT max(tx_id) FROM events), (SELECT max(tx_id) FROM tournament_events))"
+                " >= pg_snapshot_xmin(pg_current_snapshot())"
+            ).fetchone()
+            if not behind:
+                return
+            assert time.monotonic() < deadline, "a transaction stayed open across the cluster"
+            time.sleep(0.1)
 
 
 def _read_models(r: redis.Redis) -> dict[bytes, object]:
