@@ -176,13 +176,6 @@ def _cpu_groups(env: BenchEnv, *names: str) -> dict[str, Callable[[], list[int]]
     return groups
 
 
-def _bench_backends(env: BenchEnv) -> set[int]:
-    """PostgreSQL backends connected to the bench database now."""
-    with psycopg.connect(env.database_url, autocommit=True) as conn:
-        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()").fetchall()
-    return {int(row[0]) for row in rows}
-
-
 def _inserted(env: BenchEnv) -> int:
     """Rows the baseline endpoint has inserted so far (ids are a sequence, no rollbacks)."""
     with psycopg.connect(env.database_url, autocommit=True) as conn:
@@ -198,7 +191,7 @@ def _put_cpu(
     ms = {group: bench_cpu.used(before, after, group) * 1000 for group in after}
     # PostgreSQL is shared with the machine's other users: the bench database's
     # own backends are given apart (backends that closed during the phase are not in it).
-    ms["postgres_bench_db_only"] = bench_cpu.used(before, after, "postgres", _bench_backends(env)) * 1000
+    ms["postgres_bench_db_only"] = bench_cpu.used(before, after, "postgres", env.backends()) * 1000
     counted = [g for g in after if g != "redis"]
     total = sum(ms[g] for g in counted)
     per = {f"{g}_ms_per_request": v / max(n, 1) for g, v in ms.items()}

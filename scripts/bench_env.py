@@ -91,6 +91,12 @@ class BenchEnv:
             )
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(self.db_name)))
 
+    def backends(self) -> set[int]:
+        """PostgreSQL backends connected to the bench database now."""
+        with psycopg.connect(self.database_url, autocommit=True) as conn:
+            rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()").fetchall()
+        return {int(row[0]) for row in rows}
+
     def reset(self) -> None:
         """A fresh, migrated bench database and an empty bench Redis DB."""
         self._drop_db()

@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bench_plan
-from bench_env import BenchEnv
+from bench_env import BenchEnv, cpu_seconds
 
 from projections import runner
 from service.bootstrap import bootstrap
@@ -57,20 +57,11 @@ GAMES = 24
 
 
 def _postgres_cpu(env: BenchEnv) -> float:
-    """CPU seconds of the bench database's backends so far (those alive now)."""
-    with env._admin() as conn:
-        pids = [r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (env.db_name,))]
-    ticks = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
+    """CPU seconds so far of the bench database's backends (those alive now)."""
+    return cpu_seconds(sorted(env.backends()))
 
 
-def _api(ctx: Any, settings: Settings, games: list[bench_plan.Created]) -> Callable[[], int]:
+def _api(settings: Settings, games: list[bench_plan.Created]) -> Callable[[], int]:
     """One round: every game's next planned intent, posted through the WSGI callable."""
     from service.http.app import create_app
 
@@ -110,8 +101,9 @@ def _api(ctx: Any, settings: Settings, games: list[bench_plan.Created]) -> Calla
 
 
 def _worker(ctx: Any, games: list[bench_plan.Created], batch: int) -> Callable[[], int]:
-    """One round: each game gets its next planned intent appended (not measured: the
-    profile and the clock only run around the catch-ups), then batches are caught up."""
+    """One round: each game gets its next planned intent appended, then batches are
+    caught up.  The CPU clock runs around the catch-ups only (a ``--profile`` also
+    shows the appends that feed them)."""
     known = runner.Checkpoints(1024)
     spent = {"cpu": 0.0}
 
@@ -156,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             runner.project_game(ctx.redis, ctx.store, g.game_id)
         if min(len(p.steps) for p in plans) < args.rounds + 10:
             raise SystemExit("bench_inprocess: a planned game ends too early; use fewer --rounds")
-        one_round = _api(ctx, settings, games) if args.part == "api" else _worker(ctx, games, args.batch)
+        one_round = _api(settings, games) if args.part == "api" else _worker(ctx, games, args.batch)
         for _ in range(10):  # warm-up: caches, prepared statements, imports
             one_round()
         spent = getattr(one_round, "spent", None)
