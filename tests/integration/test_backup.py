@@ -8,7 +8,6 @@ refused, and leave the target as it was."""
 from __future__ import annotations
 
 import gzip
-import time
 from collections.abc import Iterator
 from types import SimpleNamespace
 
@@ -17,7 +16,7 @@ import pytest
 import redis
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from support import auth, play_fast
+from support import auth, play_fast, wait_for_feed_horizon
 from support.accounts import organiser, register, unique
 from support.databases import fresh_settings, redis_dbs
 
@@ -86,26 +85,9 @@ def _populate(client, app, ctx, settings, run_worker) -> None:
     run_worker()
     assert client.get(f"/v1/tournaments/{tid}").get_json()["status"] == "finished"
     # Everything projected, the global projections and sweeps at the feeds' end (as a quiet worker leaves them).
-    _wait_until_the_feeds_hold_everything(settings.database_url)
+    wait_for_feed_horizon(settings.database_url)
     jobs.sweep()
     run_worker()
-
-
-def _wait_until_the_feeds_hold_everything(database_url: str, seconds: float = 15.0) -> None:
-    """The global feeds stop short of any transaction still open anywhere in the
-    cluster (another test process may hold one a moment): wait until none is older
-    than this database's last event, so that one sweep reads to the end."""
-    deadline = time.monotonic() + seconds
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        while True:
-            (behind,) = conn.execute(
-                "SELECT greatest((SELECT max(tx_id) FROM events), (SELECT max(tx_id) FROM tournament_events))"
-                " >= pg_snapshot_xmin(pg_current_snapshot())"
-            ).fetchone()
-            if not behind:
-                return
-            assert time.monotonic() < deadline, "a transaction stayed open across the cluster"
-            time.sleep(0.1)
 
 
 def _read_models(r: redis.Redis) -> dict[bytes, object]:

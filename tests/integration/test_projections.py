@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import time
 
 import pytest
 from rq import Queue
-from support import auth, play
+from support import auth, play, wait_for_feed_horizon
 
 from projections import keys
 from projections.runner import RebuildIncomplete, project_game, rebuild_all, sweep
@@ -19,20 +18,6 @@ from workers import nudge
 
 def _snapshot(r, gid: str) -> dict[bytes, bytes]:
     return r.hgetall(keys.game(gid))
-
-
-def _sweep_until(ctx, done, seconds: float = 15.0) -> None:
-    """Sweep until ``done()``, as the worker does every 5 s.  The sweep reads the
-    global feed, which stops short of any transaction still open anywhere in the
-    cluster (another test process may hold one a moment), so one sweep may leave
-    a game behind that the next one catches up."""
-    deadline = time.monotonic() + seconds
-    while True:
-        sweep(ctx.redis, ctx.store)
-        if done():
-            return
-        assert time.monotonic() < deadline, "the sweep did not catch up"
-        time.sleep(0.2)
 
 
 def _advance(client, game, n: int, chooser: random.Random) -> None:
@@ -62,7 +47,9 @@ def test_lost_jobs_are_caught_up_by_the_sweep(client, new_game, ctx, settings):
         _advance(client, game, 5, random.Random(3))
         Queue(settings.queue_name, connection=ctx.redis).empty()  # the jobs are lost
         assert int(ctx.redis.hget(keys.game(gid), "version")) < ctx.store.version(gid)
-        _sweep_until(ctx, lambda: int(ctx.redis.hget(keys.game(gid), "version")) == ctx.store.version(gid))
+        wait_for_feed_horizon(settings.database_url)
+        sweep(ctx.redis, ctx.store)
+        assert int(ctx.redis.hget(keys.game(gid), "version")) == ctx.store.version(gid)
     finally:
         # The lost jobs' "queued" flags would hold up their shards for the next
         # tests until they expire.
@@ -210,7 +197,9 @@ def test_flushed_redis_is_restored_by_the_sweep_alone(client, new_game, ctx, run
     run_worker()
     before = _snapshot(ctx.redis, game["id"])
     ctx.redis.flushdb()
-    _sweep_until(ctx, lambda: _snapshot(ctx.redis, game["id"]) == before)
+    wait_for_feed_horizon(ctx.settings.database_url)
+    sweep(ctx.redis, ctx.store)
+    assert _snapshot(ctx.redis, game["id"]) == before
 
 
 def test_live_projection_of_a_whole_game_equals_rebuild(client, new_game, ctx):
@@ -241,7 +230,9 @@ def test_redis_down_intents_commit_queries_503_then_catch_up(settings, new_game,
         assert c.get("/readyz").status_code == 503
     finally:
         down.extensions["quarterdeck"].store.pool.close()
-    _sweep_until(ctx, lambda: int(ctx.redis.hget(keys.game(gid), "version") or 0) == ctx.store.version(gid))
+    wait_for_feed_horizon(settings.database_url)
+    sweep(ctx.redis, ctx.store)
+    assert int(ctx.redis.hget(keys.game(gid), "version")) == ctx.store.version(gid)
 
 
 @pytest.mark.parametrize("path", ["intent", "create"])

@@ -12,6 +12,27 @@ from typing import Any
 from projections.runner import project_game
 
 
+def wait_for_feed_horizon(database_url: str, seconds: float = 15.0) -> None:
+    """Wait until the global feeds hold every event of this database.  They stop
+    short of any transaction still open anywhere in the PostgreSQL cluster
+    (docs/DEVELOPING.md, "The global feed and the late-commit gap"), and another
+    test process may hold one a moment: a test that needs one sweep to read to
+    the end waits for that horizon to pass its database's last event first."""
+    import psycopg
+
+    deadline = time.monotonic() + seconds
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        while True:
+            row = conn.execute(
+                "SELECT greatest((SELECT max(tx_id) FROM events), (SELECT max(tx_id) FROM tournament_events))"
+                " >= pg_snapshot_xmin(pg_current_snapshot())"
+            ).fetchone()
+            if not (row and row[0]):
+                return
+            assert time.monotonic() < deadline, "a transaction stayed open in the cluster"
+            time.sleep(0.1)
+
+
 def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
