@@ -59,9 +59,13 @@ DRAIN_JOB = "workers.jobs.drain"
 
 #: After commits, in one round trip: mark their games (``ARGV[2]``, ...) dirty; if
 #: no drain job is queued or lingering, flag one as queued (for ``ARGV[1]`` seconds)
-#: and answer 1 (the caller enqueues it); if one is lingering, wake it.
+#: and answer 1 (the caller enqueues it); if one is lingering, wake it.  The games
+#: go in by a thousand: Lua's ``unpack`` fails past ~8,000 values, and a batch holds
+#: as many commits as an API process had waiting (up to its worker connections).
 MARK = """
-redis.call('SADD', KEYS[1], unpack(ARGV, 2))
+for i = 2, #ARGV, 1000 do
+    redis.call('SADD', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
 local flag = redis.call('GET', KEYS[2])
 if not flag then
     redis.call('SET', KEYS[2], 'queued', 'EX', ARGV[1])

@@ -67,6 +67,15 @@ def test_a_lingering_drain_job_is_woken_by_a_batch(private_redis):
     assert sorted(popped) == ["g1", "g2", "g3"]
 
 
+def test_a_batch_larger_than_lua_can_unpack_is_marked_whole(private_redis):
+    r = private_redis
+    r.flushdb()
+    n = Nudge(r, Queue("qd-nudge-test", connection=r), shards=1)
+    games = [f"g{i}" for i in range(12_345)]
+    n._mark_all(games)
+    assert r.scard(nudge.dirty(0)) == len(games)
+
+
 def test_with_redis_away_a_batch_is_counted_and_nothing_is_raised():
     from service import metrics
 
