@@ -6,6 +6,9 @@ One run measures (see ``docs/PERFORMANCE.md``):
 
 * baselines — bare psycopg INSERT+COMMIT (1 and 16 connections) and a minimal
   Flask INSERT endpoint under the same gunicorn set-up as ``make run``;
+* the design's minimum — an append and a nudge behind the same Flask and gunicorn,
+  and a bare worker that reads and writes what it marks (``bench_minimum.py``):
+  what any implementation of our data flow costs, the bound of our ratios;
 * the peer — the ``eventsourcing`` library's reload-decide-save, in process;
 * ours — intents over HTTP (16 clients), projection lag, intent latency early
   and late in long games, live delivery to 2,000 followers (``bench_delivery.py``),
@@ -33,6 +36,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import bench_api
@@ -40,6 +44,7 @@ import bench_baseline
 import bench_cpu
 import bench_delivery
 import bench_fold
+import bench_minimum
 import bench_peer
 import bench_plan
 import bench_storage
@@ -52,7 +57,7 @@ from service.bootstrap import bootstrap as make_context
 from service.config import Settings
 from service.core.commands import GameService
 
-PHASES = ("pg", "flask", "peer", "api", "lag", "depth", "followers", "playout", "storage", "rebuild")
+PHASES = ("pg", "flask", "minimum", "peer", "api", "lag", "depth", "followers", "playout", "storage", "rebuild")
 CLIENTS = 16
 _t0 = time.perf_counter()
 
@@ -165,6 +170,31 @@ def run_http(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: f
         run_depth(url, res, svc, ctx)
     env.stop("api")
     env.stop("worker")
+
+
+def run_minimum(env: BenchEnv, res: Results, svc: GameService, seconds: float) -> None:
+    """The design's minimum (``bench_minimum.py``) under ``api_intents_16``'s load."""
+    bench_minimum.prepare(env.database_url)
+    games = [svc.create_game(bench_plan.GAME, ["a", "b"], {})["id"] for _ in range(2 * CLIENTS)]
+    url = env.start_gunicorn("minimum", "bench_minimum_serve:make_app()")
+    env.start_process("minimum_worker", bench_minimum.worker_argv())
+    say(f"minimum_intents_16: the design's minimum (append + nudge; bare worker) under the same gunicorn at {url}")
+    load = bench_minimum.Load(games, CLIENTS)
+    groups = _cpu_groups(env, "minimum", "minimum_worker")
+    cpu0 = bench_cpu.snapshot(groups)
+    r = load.run(url, seconds)
+    cpu_api = bench_cpu.snapshot({"minimum": groups["minimum"]})
+    drained = load.wait_projected(env.redis())
+    cpu1 = bench_cpu.snapshot({k: v for k, v in groups.items() if k != "minimum"}) | cpu_api
+    res.put("minimum_intents_16", r.rate, p50_ms=r.p(50), p99_ms=r.p(99), errors=r.errors, projected_after_s=drained)
+    _put_cpu(res, "cpu_ms_per_minimum_intent", env, cpu0, cpu1, load.accepted)
+    env.stop("minimum")
+    env.stop("minimum_worker")
+    bench_minimum.drop(env.database_url)
+    say(f"  {r.rate:,.0f} req/s, p50 {r.p(50):.1f} ms, p99 {r.p(99):.1f} ms, errors {r.errors or 0}")
+    bound = res.ratio("minimum_intents_16", "flask_insert_16")
+    if bound is not None:
+        res.put("api_ratio_bound", bound)
 
 
 def _cpu_groups(env: BenchEnv, *names: str) -> dict[str, Callable[[], list[int]]]:
@@ -294,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help=f"comma-separated phases: {','.join(PHASES)}")
     ap.add_argument("--keep", action="store_true", help="keep the bench database and Redis DB afterwards")
     ap.add_argument("--db", default=os.environ.get("BENCH_DB") or "quarterdeck_bench")
+    ap.add_argument("--out", type=Path, default=OUT / "latest.json", help="where the figures go (JSON)")
     ap.add_argument(
         "--redis-db", type=int, default=int(os.environ["BENCH_REDIS_DB"]) if os.environ.get("BENCH_REDIS_DB") else None
     )
@@ -331,6 +362,8 @@ def main(argv: list[str] | None = None) -> int:
             _put_cpu(res, "cpu_ms_per_flask_insert", env, cpu0, cpu1, _inserted(env) - rows0)
             env.stop("baseline")
             say(f"  {r.rate:,.0f} req/s, p50 {r.p(50):.1f} ms, p99 {r.p(99):.1f} ms")
+        if _phase("minimum", only):
+            run_minimum(env, res, svc, seconds)
         if _phase("peer", only):
             say("peer_cmd_1: eventsourcing reload-decide-save on the same PostgreSQL")
             peer = bench_peer.peer_cmd(env.database_url, seconds / 2)
@@ -359,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         ctx.close()
         env.close()
     res.details["conditions"] = {"scale": args.scale, "seconds_per_phase": seconds, "clients": CLIENTS}
-    out = OUT / "latest.json"
+    out = args.out
     res.write(out)
     print(table(res))
     print(f"\nwritten to {out}; took {time.perf_counter() - _t0:.0f}s")

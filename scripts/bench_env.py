@@ -144,6 +144,10 @@ class BenchEnv:
     def start_worker(self) -> None:
         self._spawn("worker", [sys.executable, "-m", "workers"])
 
+    def start_process(self, name: str, argv: list[str]) -> None:
+        """Any other process of a phase (stopped by :meth:`stop`, logged to ``.bench/<name>.log``)."""
+        self._spawn(name, argv)
+
     def stop(self, name: str) -> None:
         proc = self.procs.pop(name, None)
         if proc is None:

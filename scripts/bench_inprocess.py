@@ -10,7 +10,10 @@ PostgreSQL and Redis, so that two trees run alternately in one sitting compare:
   in the API except gunicorn and the socket;
 * ``--part worker``: ``projections.runner.catch_up_many`` over batches of ``--batch`` games
   with one new intent each, with the drain job's own cache of its last writes: a drain's work
-  except the wake.
+  except the wake;
+* ``--part minimum``: the API side of the design's minimum (``bench_minimum_serve.py``), its
+  WSGI callable called the same way with appends to the same games: what ``--part api``
+  spends beyond it is the service's own work (validation, seats, rules, the chain, answers).
 
 Prints one JSON line: ``us_per_intent`` (this process's CPU time; the worker's part: inside
 the catch-ups only), ``wall_us_per_intent`` and ``postgres_us_per_intent`` (the bench
@@ -100,6 +103,46 @@ def _api(settings: Settings, games: list[bench_plan.Created]) -> Callable[[], in
     return one_round
 
 
+def _minimum(env: BenchEnv, games: list[bench_plan.Created]) -> Callable[[], int]:
+    """One round: an append of the design's minimum to each game, through its WSGI callable."""
+    import bench_minimum
+    import bench_minimum_serve
+
+    bench_minimum.prepare(env.database_url)
+    os.environ.update(DATABASE_URL=env.database_url, REDIS_URL=env.redis_url)
+    app = bench_minimum_serve.make_app()
+    versions = dict.fromkeys((g.game_id for g in games), 0)
+
+    def post(game_id: str) -> None:
+        body = json.dumps({"intent": bench_minimum.INTENT, "expected_version": versions[game_id]}).encode()
+        environ = {
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": f"/append/{game_id}",
+            "SERVER_NAME": "bench",
+            "SERVER_PORT": "80",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "CONTENT_TYPE": "application/json",
+            "CONTENT_LENGTH": str(len(body)),
+            "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.errors": sys.stderr,
+            "wsgi.input_terminated": True,
+        }
+        status: list[str] = []
+        answer = b"".join(app(environ, lambda s, _h, _e=None: status.append(s)))
+        if not status[0].startswith("201"):
+            raise SystemExit(f"bench_inprocess: append refused: {status[0]} {answer[:300]!r}")
+        versions[game_id] = json.loads(answer)["version"]
+
+    def one_round() -> int:
+        for g in games:
+            post(g.game_id)
+        return len(games)
+
+    return one_round
+
+
 def _worker(ctx: Any, games: list[bench_plan.Created], batch: int) -> Callable[[], int]:
     """One round: each game gets its next planned intent appended, then batches are
     caught up.  The CPU clock runs around the catch-ups only (a ``--profile`` also
@@ -125,7 +168,7 @@ def _worker(ctx: Any, games: list[bench_plan.Created], batch: int) -> Callable[[
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", choices=("api", "worker"), default="api")
+    ap.add_argument("--part", choices=("api", "worker", "minimum"), default="api")
     ap.add_argument("--rounds", type=int, default=60, help=f"rounds measured, {GAMES} intents each")
     ap.add_argument("--batch", type=int, default=3, help="worker: games per catch-up")
     ap.add_argument("--profile", action="store_true", help="print a cProfile (CPU clock) instead")
@@ -148,7 +191,12 @@ def main(argv: list[str] | None = None) -> int:
             runner.project_game(ctx.redis, ctx.store, g.game_id)
         if min(len(p.steps) for p in plans) < args.rounds + 10:
             raise SystemExit("bench_inprocess: a planned game ends too early; use fewer --rounds")
-        one_round = _api(settings, games) if args.part == "api" else _worker(ctx, games, args.batch)
+        if args.part == "api":
+            one_round = _api(settings, games)
+        elif args.part == "minimum":
+            one_round = _minimum(env, games)
+        else:
+            one_round = _worker(ctx, games, args.batch)
         for _ in range(10):  # warm-up: caches, prepared statements, imports
             one_round()
         spent = getattr(one_round, "spent", None)

@@ -1,7 +1,8 @@
 """``scripts/bench_inprocess.py``, the in-process A/B measure of docs/PERFORMANCE.md
-("Ninth session"): both parts run a few rounds against real servers (the machine's
-PostgreSQL, in a database of the script's own; a private Redis, since the script empties
-the Redis DB it uses) and report a CPU figure per intent."""
+("Ninth session"; the minimum's part: "Tenth session"): every part runs a few rounds
+against real servers (the machine's PostgreSQL, in a database of the script's own; a
+private Redis, since the script empties the Redis DB it uses) and reports a CPU figure
+per intent."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def private_redis(tmp_path_factory):
     server.stop()
 
 
-@pytest.mark.parametrize("part", ["api", "worker"])
+@pytest.mark.parametrize("part", ["api", "worker", "minimum"])
 def test_each_part_measures_every_intent_it_sends(settings, private_redis, part):
     env = dict(
         os.environ,
@@ -46,7 +47,8 @@ def test_each_part_measures_every_intent_it_sends(settings, private_redis, part)
         check=True,
     )
     figure = json.loads(out.stdout.strip().splitlines()[-1])
-    # 24 games, one intent each per round, every one accepted (a refusal stops the script).
+    # 24 games, one intent (or the minimum's append) each per round, every one accepted
+    # (a refusal stops the script).
     assert figure["part"] == part and figure["intents"] == 3 * 24
     assert 0 < figure["us_per_intent"] < 1_000_000
     # Each intent costs PostgreSQL something (its append, or the catch-up's read).

@@ -1,0 +1,61 @@
+"""``make bench``'s ``minimum`` phase (scripts/bench_minimum.py, bench_minimum_serve.py):
+the design's minimum for an intent runs under the bench's gunicorn with its bare worker,
+every append is accepted, every game is projected, its CPU is counted, and its ratio to the
+Flask baseline becomes ``api_ratio_bound`` (docs/PERFORMANCE.md, "Tenth session").  Real
+PostgreSQL (a database of the run's own) and a private Redis."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+from faults.servers import RedisServer
+from psycopg.conninfo import make_conninfo
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def private_redis(tmp_path_factory):
+    server = RedisServer(tmp_path_factory.mktemp("minimum-redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_the_designs_minimum_is_measured_beside_the_baseline(settings, private_redis, tmp_path):
+    db = f"qd_bench_minimum_{os.getpid()}"
+    out = tmp_path / "bench.json"
+    env = dict(
+        os.environ,
+        DATABASE_URL=make_conninfo(settings.database_url, dbname="postgres"),
+        REDIS_URL=private_redis.url(),
+    )
+    argv = ["--only", "flask,minimum", "--seconds", "1", "--db", db, "--redis-db", "2", "--out", str(out)]
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench.py"), *argv],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        check=True,
+    )
+    result = json.loads(out.read_text())
+    figures, details = result, result["details"]
+    assert figures["minimum_intents_16"] > 0
+    # Every append was accepted: the guard saw each game at the version its client held.
+    assert details["minimum_intents_16"]["errors"] == {}
+    cpu = details["cpu_ms_per_minimum_intent"]
+    assert cpu["requests"] > 0 and figures["cpu_ms_per_minimum_intent"] > 0
+    assert set(cpu["counted"]) == {"minimum", "minimum_worker", "postgres"}
+    # The bare worker projected (it was waited for, and its CPU is in the figure).
+    assert cpu["minimum_worker_ms_per_request"] > 0
+    assert figures["api_ratio_bound"] == pytest.approx(figures["minimum_intents_16"] / figures["flask_insert_16"])
+    # The run's database is gone afterwards.
+    with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM pg_database WHERE datname = %s", (db,)).fetchone()[0] == 0
