@@ -15,6 +15,9 @@ PostgreSQL and Redis, so that two trees run alternately in one sitting compare:
   WSGI callable called the same way with appends to the same games: what ``--part api``
   spends beyond it is the service's own work (validation, seats, rules, the chain, answers).
 
+``--limits`` turns the rate limits on (off in ``make bench``, on in ``make run``), with the
+default's windows and amounts no single client reaches: what counting them costs an intent.
+
 Prints one JSON line: ``us_per_intent`` (this process's CPU time; the worker's part: inside
 the catch-ups only), ``wall_us_per_intent`` and ``postgres_us_per_intent`` (the bench
 database's backends; the worker's part counts the appends that feed it too).  ``--profile`` prints a
@@ -172,6 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=60, help=f"rounds measured, {GAMES} intents each")
     ap.add_argument("--batch", type=int, default=3, help="worker: games per catch-up")
     ap.add_argument("--profile", action="store_true", help="print a cProfile (CPU clock) instead")
+    ap.add_argument(
+        "--limits",
+        action="store_true",
+        help="api: rate limits on, as make run has them (amounts raised so that this one client is never refused)",
+    )
     ap.add_argument("--db", default="quarterdeck_bench_inprocess")
     args = ap.parse_args(argv)
     if not (os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL")):
@@ -179,7 +187,15 @@ def main(argv: list[str] | None = None) -> int:
     redis_db = int(os.environ["BENCH_REDIS_DB"]) if os.environ.get("BENCH_REDIS_DB") else None
     env = BenchEnv(os.environ["DATABASE_URL"], os.environ["REDIS_URL"], args.db, redis_db)
     env.reset()
-    # The service's settings as the bench starts it (rate limits off, a queue of its own).
+    if args.limits:
+        # The same windows as the defaults (per second and per minute, per address and per
+        # key), so the same counting work, with room for this client's rate.
+        os.environ.update(
+            QD_RATE_LIMITS="on",
+            QD_LIMIT_INTENTS="1000000/second;100000000/minute",
+            QD_LIMIT_INTENTS_KEY="1000000/second;100000000/minute",
+        )
+    # The service's settings as the bench starts it (rate limits off unless --limits, a queue of its own).
     settings = Settings.from_env(env.env())
     ctx = bootstrap(settings)
     try:
@@ -220,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                 {
                     "part": args.part,
                     "batch": args.batch if args.part == "worker" else None,
+                    "limits": args.limits,
                     "intents": intents,
                     "us_per_intent": round(1e6 * cpu / intents, 1),
                     "wall_us_per_intent": round(1e6 * wall / intents, 1),

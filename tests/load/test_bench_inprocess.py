@@ -19,6 +19,7 @@ from faults.servers import RedisServer
 from psycopg.conninfo import make_conninfo
 
 ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "bench_inprocess.py"
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,7 @@ def private_redis(tmp_path_factory):
     server.stop()
 
 
-@pytest.mark.parametrize("part", ["api", "worker", "minimum"])
+@pytest.mark.parametrize("part", ["api", "worker", "minimum", "api --limits"])
 def test_each_part_measures_every_intent_it_sends(settings, private_redis, part):
     env = dict(
         os.environ,
@@ -37,9 +38,12 @@ def test_each_part_measures_every_intent_it_sends(settings, private_redis, part)
         REDIS_URL=private_redis.url(),
         BENCH_REDIS_DB="3",
     )
-    db = f"qd_inprocess_{part}_{os.getpid()}"
+    part, *flags = part.split()
+    server = redis.Redis.from_url(private_redis.url())
+    scripts_before = server.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
+    db = f"qd_inprocess_{part}_{len(flags)}_{os.getpid()}"
     out = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "bench_inprocess.py"), "--part", part, "--rounds", "3", "--db", db],
+        [sys.executable, str(SCRIPT), "--part", part, *flags, "--rounds", "3", "--db", db],
         capture_output=True,
         text=True,
         timeout=120,
@@ -50,6 +54,12 @@ def test_each_part_measures_every_intent_it_sends(settings, private_redis, part)
     # 24 games, one intent (or the minimum's append) each per round, every one accepted
     # (a refusal stops the script).
     assert figure["part"] == part and figure["intents"] == 3 * 24
+    assert figure["limits"] == bool(flags)
+    if flags:
+        # Limits on: each intent (10 warm-up rounds and 3 measured, 24 games) also ran the
+        # limiter's script for its address and for its key, besides the nudge's.
+        scripts = server.info("commandstats")["cmdstat_evalsha"]["calls"] - scripts_before
+        assert scripts >= 3 * 13 * 24
     assert 0 < figure["us_per_intent"] < 1_000_000
     # Each intent costs PostgreSQL something (its append, or the catch-up's read).
     assert figure["postgres_us_per_intent"] > 0

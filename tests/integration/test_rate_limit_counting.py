@@ -1,0 +1,113 @@
+"""How the rate limits count (``service/http/limits.py`` ``RateLimits``; docs/API.md "Rate
+limits"), on a private Redis so that its command counts are this test's alone: every window
+of a request in one script call per client (one round trip a request), the ``limits``
+library's sliding-window counter, the longest wait as ``Retry-After``, and counting in
+memory while Redis is away.  The HTTP behaviour of each budget: tests/security/test_rate_limits.py."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import pytest
+import redis
+from faults.servers import RedisServer
+from limits import parse
+from limits.storage import MemoryStorage
+from limits.strategies import SlidingWindowCounterRateLimiter
+
+from service.http.limits import RateLimited, RateLimits
+
+_clients = (f"203.0.113.{i}" for i in itertools.count(1))
+
+
+@pytest.fixture(scope="module")
+def private_redis(tmp_path_factory):
+    server = RedisServer(tmp_path_factory.mktemp("limits-redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+def limits_on(settings, redis_url: str, **budgets: str) -> RateLimits:
+    return RateLimits(settings.with_(redis_url=redis_url, rate_limits=True, **budgets))
+
+
+def calls(r: redis.Redis, command: str) -> int:
+    return int(r.info("commandstats").get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+def test_every_window_of_a_request_is_counted_in_one_call_per_client(settings, private_redis):
+    r = redis.Redis.from_url(private_redis.url())
+    limits = limits_on(
+        settings, private_redis.url(), limit_intents="30/second;1200/minute", limit_intents_key="10/second;600/minute"
+    )
+    limits.check("intents", next(_clients), "")  # loads the script
+    before = calls(r, "evalsha")
+    for _ in range(5):
+        limits.check("intents", next(_clients), "k:abc")
+    with_key = calls(r, "evalsha") - before
+    before = calls(r, "evalsha")
+    for _ in range(5):
+        limits.check("intents", next(_clients), "")
+    without_key = calls(r, "evalsha") - before
+    # Four windows (two per client) in two script calls, pipelined; one client, one call.
+    # Flask-Limiter, before, made one call per window.
+    assert (with_key, without_key) == (10, 5)
+    assert calls(r, "script|exists") == 0  # the pipeline sends EVALSHA, not Script objects
+
+
+def test_a_window_holds_its_amount_then_refuses_with_the_longest_wait(settings, private_redis):
+    limits = limits_on(settings, private_redis.url(), limit_reads="3/second;5/minute", limit_reads_key="none")
+    client = next(_clients)
+    for _ in range(3):
+        limits.check("reads", client, "")
+    with pytest.raises(RateLimited) as refused:
+        limits.check("reads", client, "")
+    assert refused.value.budget == "reads" and str(refused.value.item) == "3 per 1 second"
+    assert refused.value.retry_after == 1
+    limits.check("reads", next(_clients), "")  # another client is not affected
+    # The refused request still counted in the minute's window, where it fitted (4 of 5).
+    time.sleep(1.1)
+    limits.check("reads", client, "")  # the second's window has room again: 5 of 5
+    with pytest.raises(RateLimited) as refused:
+        limits.check("reads", client, "")
+    # Now the minute's window is full: its wait, the longer, is the answer.
+    assert str(refused.value.item) == "5 per 1 minute"
+    assert 50 <= refused.value.retry_after <= 60
+
+
+def test_redis_decides_as_the_limits_library_does(settings, private_redis):
+    """The script is ``limits``' sliding-window counter: the same sequence of hits, the
+    same answers as the library's own strategy (in memory, same instants)."""
+    limits = limits_on(settings, private_redis.url(), limit_intents="7/minute", limit_intents_key="none")
+    library = SlidingWindowCounterRateLimiter(MemoryStorage())
+    item = parse("7/minute")
+    client = next(_clients)
+    ours, theirs = [], []
+    for _ in range(12):
+        try:
+            limits.check("intents", client, "")
+            ours.append(True)
+        except RateLimited:
+            ours.append(False)
+        theirs.append(library.hit(item, client))
+    assert ours == theirs == [True] * 7 + [False] * 5
+
+
+def test_without_redis_each_process_counts_in_memory_and_comes_back(settings, private_redis):
+    limits = limits_on(settings, "redis://127.0.0.1:1/0", limit_creation="2/minute", limit_creation_key="none")
+    client = next(_clients)
+    limits.check("creation", client, "")  # Redis refused: counted in memory
+    limits.check("creation", client, "")
+    with pytest.raises(RateLimited) as refused:
+        limits.check("creation", client, "")
+    assert 1 <= refused.value.retry_after <= 60
+    # Redis is back (here: another server): after the back-off, counting returns to it.
+    limits.redis = redis.Redis.from_url(private_redis.url())
+    limits.script = limits.redis.register_script(limits.script.script)
+    limits._redis_after = 0.0
+    fresh = next(_clients)
+    before = calls(limits.redis, "evalsha")
+    limits.check("creation", fresh, "")
+    assert calls(limits.redis, "evalsha") == before + 1
