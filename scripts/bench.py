@@ -50,6 +50,7 @@ import bench_plan
 import bench_storage
 import psycopg
 from bench_env import OUT, BenchEnv, cpu_seconds
+from bench_http import LoadResult
 from bench_report import Results, table
 
 from projections.runner import project_game
@@ -57,7 +58,20 @@ from service.bootstrap import bootstrap as make_context
 from service.config import Settings
 from service.core.commands import GameService
 
-PHASES = ("pg", "flask", "minimum", "peer", "api", "lag", "depth", "followers", "playout", "storage", "rebuild")
+PHASES = (
+    "pg",
+    "flask",
+    "minimum",
+    "peer",
+    "api",
+    "lag",
+    "depth",
+    "limits",
+    "followers",
+    "playout",
+    "storage",
+    "rebuild",
+)
 CLIENTS = 16
 _t0 = time.perf_counter()
 
@@ -90,7 +104,6 @@ def _plans(first: int, n: int, steps: int, label: str) -> list[bench_plan.Plan]:
 def run_http(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: float, only: set[str]) -> None:
     url = env.start_gunicorn("api")
     env.start_worker()
-    server_pids: Callable[[], list[int]] = lambda: env.pids("api") + env.pids("worker")  # noqa: E731
     say(f"API under gunicorn at {url} (make run's settings), worker on queue {env.queue}")
     games: list[bench_plan.Created] = []
     if _phase("api", only) or _phase("lag", only):
@@ -101,20 +114,7 @@ def run_http(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: f
         games = _create_games(svc, ctx, _plans(1000, 2 * CLIENTS, steps, "load"))
     if _phase("api", only):
         say(f"api_intents_16: {CLIENTS} clients posting planned legal intents to {len(games)} games")
-        groups = _cpu_groups(env, "api", "worker")
-        cpu0 = bench_cpu.snapshot(groups)
-        steps0 = sum(g.next_step for g in games)
-        cpu_srv = cpu_seconds(server_pids())
-        r = bench_api.api_intents(url, games, CLIENTS, seconds)
-        srv = cpu_seconds(server_pids()) - cpu_srv
-        cpu_api = bench_cpu.snapshot({"api": groups["api"]})
-        drained = env.wait_queue_empty()
-        # The worker's (and PostgreSQL's) share includes the backlog the phase
-        # left: every accepted intent's projection, not only those done in time.
-        drained_all = bench_api.wait_projected(env.redis(), games)
-        cpu1 = bench_cpu.snapshot({k: v for k, v in groups.items() if k != "api"}) | cpu_api
-        _put_cpu(res, "cpu_ms_per_intent", env, cpu0, cpu1, sum(g.next_step for g in games) - steps0)
-        res.details["cpu_ms_per_intent"]["projections_drained_s"] = drained_all
+        r, drained, srv = _measure_intents(env, res, url, games, seconds, "api", "cpu_ms_per_intent")
         res.put(
             "api_intents_16",
             r.rate,
@@ -169,6 +169,53 @@ def run_http(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: f
     if _phase("depth", only):
         run_depth(url, res, svc, ctx)
     env.stop("api")
+    env.stop("worker")
+
+
+def _measure_intents(
+    env: BenchEnv, res: Results, url: str, games: list[bench_plan.Created], seconds: float, api: str, key: str
+) -> tuple[LoadResult, float, float]:
+    """``api_intents_16``'s load on the API process ``api``: its CPU per intent as ``key``
+    (the worker's and PostgreSQL's shares until every accepted intent is projected).
+    Returns the load's result, the seconds the queue took to drain and the servers' CPU."""
+    groups = _cpu_groups(env, api, "worker")
+    cpu0 = bench_cpu.snapshot(groups)
+    steps0 = sum(g.next_step for g in games)
+    cpu_srv = cpu_seconds(env.pids(api) + env.pids("worker"))
+    r = bench_api.api_intents(url, games, CLIENTS, seconds)
+    srv = cpu_seconds(env.pids(api) + env.pids("worker")) - cpu_srv
+    cpu_api = bench_cpu.snapshot({api: groups[api]})
+    drained = env.wait_queue_empty()
+    # The worker's (and PostgreSQL's) share includes the backlog the phase
+    # left: every accepted intent's projection, not only those done in time.
+    drained_all = bench_api.wait_projected(env.redis(), games)
+    cpu1 = bench_cpu.snapshot({k: v for k, v in groups.items() if k != api}) | cpu_api
+    _put_cpu(res, key, env, cpu0, cpu1, sum(g.next_step for g in games) - steps0)
+    res.details[key]["projections_drained_s"] = drained_all
+    return r, drained, srv
+
+
+#: ``make run``'s rate limits (off in every other phase): the default's windows, per
+#: second and per minute, per address and per key, with amounts the bench's one client
+#: address never reaches, so that each intent is counted as in production and none refused.
+RATE_LIMITED = {
+    "QD_RATE_LIMITS": "on",
+    "QD_LIMIT_INTENTS": "1000000/second;100000000/minute",
+    "QD_LIMIT_INTENTS_KEY": "1000000/second;100000000/minute",
+}
+
+
+def run_limited(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: float) -> None:
+    """``api_intents_16`` again with the rate limits on, as ``make run`` has them."""
+    url = env.start_gunicorn("api_limited", extra_env=RATE_LIMITED)
+    env.start_worker()
+    steps = max(120, int(1500 * (seconds + 1) / (2 * CLIENTS)))
+    games = _create_games(svc, ctx, _plans(2000, 2 * CLIENTS, steps, "rate-limited"))
+    say(f"api_intents_16_rate_limited: the same load with make run's rate limits on, at {url}")
+    r, _, _ = _measure_intents(env, res, url, games, seconds, "api_limited", "cpu_ms_per_intent_rate_limited")
+    res.put("api_intents_16_rate_limited", r.rate, p50_ms=r.p(50), p99_ms=r.p(99), errors=r.errors)
+    say(f"  {r.rate:,.0f} intents/s, p50 {r.p(50):.1f} ms, p99 {r.p(99):.1f} ms, errors {r.errors or 0}")
+    env.stop("api_limited")
     env.stop("worker")
 
 
@@ -371,6 +418,8 @@ def main(argv: list[str] | None = None) -> int:
             say(f"  {peer.get('rate') or 0:,.0f} commands/s")
         if any(_phase(p, only) for p in ("api", "lag", "depth")):
             run_http(env, res, svc, ctx, seconds, only)
+        if _phase("limits", only):
+            run_limited(env, res, svc, ctx, seconds)
         if _phase("followers", only):
             bench_delivery.run(env, res, svc, ctx, seconds, say)
         if _phase("playout", only):

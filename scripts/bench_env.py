@@ -123,20 +123,24 @@ class BenchEnv:
         )
 
     # -- processes --------------------------------------------------------
-    def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+    def _spawn(self, name: str, argv: list[str], extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         log = open(OUT / f"{name}.log", "wb")  # noqa: SIM115 - the child owns it
-        proc = subprocess.Popen(argv, cwd=ROOT, env=self.env(), stdout=log, stderr=log, start_new_session=True)
+        env = self.env() | (extra_env or {})
+        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=log, start_new_session=True)
         log.close()
         self.procs[name] = proc
         return proc
 
-    def start_gunicorn(self, name: str, app: str = "service.http.wsgi:app") -> str:
-        """gunicorn with ``make run``'s argv, serving ``app``; returns its base URL."""
+    def start_gunicorn(
+        self, name: str, app: str = "service.http.wsgi:app", extra_env: dict[str, str] | None = None
+    ) -> str:
+        """gunicorn with ``make run``'s argv, serving ``app`` (with ``extra_env`` over the
+        bench's environment); returns its base URL."""
         port = free_port()
         argv = _gunicorn_argv(port)
         argv[argv.index("service.http.wsgi:app")] = app
         argv += ["--pythonpath", str(SCRIPTS)]
-        self._spawn(name, argv)
+        self._spawn(name, argv, extra_env)
         url = f"http://127.0.0.1:{port}"
         _wait_healthy(url + "/healthz", self.procs[name], name)
         return url

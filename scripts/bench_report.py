@@ -24,6 +24,8 @@ FIGURES: dict[str, tuple[str, str]] = {
     "api_intents_16": ("intents/s", "ours: legal intents over HTTP, 16 clients"),
     "cpu_ms_per_intent": ("ms", "CPU per intent: gunicorn + RQ worker (backlog drained) + PostgreSQL"),
     "cpu_ms_per_intent_at_lag_rate": ("ms", "the same in the lag phase, at its fixed rate (compares between runs)"),
+    "api_intents_16_rate_limited": ("intents/s", "api_intents_16 with make run's rate limits on (off elsewhere)"),
+    "cpu_ms_per_intent_rate_limited": ("ms", "cpu_ms_per_intent with the rate limits on: what make run pays"),
     "cpu_ms_per_flask_insert": ("ms", "CPU per baseline request: its gunicorn + PostgreSQL"),
     "lag_p50_ms": ("ms", "commit -> visible in Redis, p50 (at half api rate)"),
     "lag_p99_ms": ("ms", "commit -> visible in Redis, p99"),

@@ -1,4 +1,5 @@
-"""``make bench``'s ``minimum`` phase (scripts/bench_minimum.py, bench_minimum_serve.py):
+"""``make bench``'s ``minimum`` phase (scripts/bench_minimum.py, bench_minimum_serve.py) and
+its ``limits`` phase (the intents' load with ``make run``'s rate limits on).  The minimum:
 the design's minimum for an intent runs under the bench's gunicorn with its bare worker,
 every append is accepted, every game is projected, its CPU is counted, and its ratio to the
 Flask baseline becomes ``api_ratio_bound`` (docs/PERFORMANCE.md, "Tenth session").  Real
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+import redis
 from faults.servers import RedisServer
 from psycopg.conninfo import make_conninfo
 
@@ -59,3 +61,36 @@ def test_the_designs_minimum_is_measured_beside_the_baseline(settings, private_r
     # The run's database is gone afterwards.
     with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM pg_database WHERE datname = %s", (db,)).fetchone()[0] == 0
+
+
+def test_the_rate_limited_load_runs_with_make_runs_limits_on(settings, private_redis, tmp_path):
+    """Phase ``limits``: the API of ``api_intents_16`` with the rate limits on (raised
+    amounts: nothing refused), so every intent is counted in Redis as in ``make run``."""
+    db = f"qd_bench_limits_{os.getpid()}"
+    out = tmp_path / "bench.json"
+    env = dict(
+        os.environ,
+        DATABASE_URL=make_conninfo(settings.database_url, dbname="postgres"),
+        REDIS_URL=private_redis.url(),
+    )
+    argv = ["--only", "limits", "--seconds", "1", "--db", db, "--redis-db", "4", "--out", str(out), "--keep"]
+    try:
+        subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "bench.py"), *argv],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=env,
+            check=True,
+        )
+        result = json.loads(out.read_text())
+        assert result["api_intents_16_rate_limited"] > 0
+        assert result["details"]["api_intents_16_rate_limited"]["errors"] == {}
+        assert result["cpu_ms_per_intent_rate_limited"] > 0
+        # The limits were on: the API counted its clients' windows in the bench's Redis DB.
+        kept = redis.Redis.from_url(private_redis.url(4))
+        assert kept.keys("qd:rl:*")
+    finally:
+        redis.Redis.from_url(private_redis.url(4)).flushdb()
+        with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
