@@ -67,6 +67,33 @@ def _postgres_cpu(env: BenchEnv) -> float:
     return cpu_seconds(sorted(env.backends()))
 
 
+def _post(app: Callable[..., Any], path: str, body: dict[str, Any], token: str | None = None) -> dict[str, Any]:
+    """``POST path`` through the WSGI callable ``app``, as a server would call it; the JSON
+    answer of a 201 (anything else stops the script)."""
+    data = json.dumps(body).encode()
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": path,
+        "SERVER_NAME": "bench",
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(data)),
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(data),
+        "wsgi.errors": sys.stderr,
+        "wsgi.input_terminated": True,
+    }
+    if token is not None:
+        environ["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    status: list[str] = []
+    answer = b"".join(app(environ, lambda s, _h, _e=None: status.append(s)))
+    if not status[0].startswith("201"):
+        raise SystemExit(f"bench_inprocess: {path} refused: {status[0]} {answer[:300]!r}")
+    return json.loads(answer)
+
+
 def _api(settings: Settings, games: list[bench_plan.Created]) -> Callable[[], int]:
     """One round: every game's next planned intent, posted through the WSGI callable."""
     from service.http.app import create_app
@@ -75,27 +102,8 @@ def _api(settings: Settings, games: list[bench_plan.Created]) -> Callable[[], in
 
     def post(g: bench_plan.Created) -> None:
         step = g.plan.steps[g.next_step]
-        body = json.dumps({"intent": step.intent, "expected_version": g.version}).encode()
-        environ = {
-            "REQUEST_METHOD": "POST",
-            "PATH_INFO": f"/v1/games/{g.game_id}/intents",
-            "SERVER_NAME": "bench",
-            "SERVER_PORT": "80",
-            "SERVER_PROTOCOL": "HTTP/1.1",
-            "REMOTE_ADDR": "127.0.0.1",
-            "CONTENT_TYPE": "application/json",
-            "CONTENT_LENGTH": str(len(body)),
-            "HTTP_AUTHORIZATION": f"Bearer {g.tokens[step.seat]}",
-            "wsgi.url_scheme": "http",
-            "wsgi.input": io.BytesIO(body),
-            "wsgi.errors": sys.stderr,
-            "wsgi.input_terminated": True,
-        }
-        status: list[str] = []
-        answer = b"".join(app(environ, lambda s, _h, _e=None: status.append(s)))
-        if not status[0].startswith("201"):
-            raise SystemExit(f"bench_inprocess: intent refused: {status[0]} {answer[:300]!r}")
-        g.version = json.loads(answer)["version"]
+        body = {"intent": step.intent, "expected_version": g.version}
+        g.version = _post(app, f"/v1/games/{g.game_id}/intents", body, g.tokens[step.seat])["version"]
         g.next_step += 1
 
     def one_round() -> int:
@@ -117,26 +125,8 @@ def _minimum(env: BenchEnv, games: list[bench_plan.Created]) -> Callable[[], int
     versions = dict.fromkeys((g.game_id for g in games), 0)
 
     def post(game_id: str) -> None:
-        body = json.dumps({"intent": bench_minimum.INTENT, "expected_version": versions[game_id]}).encode()
-        environ = {
-            "REQUEST_METHOD": "POST",
-            "PATH_INFO": f"/append/{game_id}",
-            "SERVER_NAME": "bench",
-            "SERVER_PORT": "80",
-            "SERVER_PROTOCOL": "HTTP/1.1",
-            "REMOTE_ADDR": "127.0.0.1",
-            "CONTENT_TYPE": "application/json",
-            "CONTENT_LENGTH": str(len(body)),
-            "wsgi.url_scheme": "http",
-            "wsgi.input": io.BytesIO(body),
-            "wsgi.errors": sys.stderr,
-            "wsgi.input_terminated": True,
-        }
-        status: list[str] = []
-        answer = b"".join(app(environ, lambda s, _h, _e=None: status.append(s)))
-        if not status[0].startswith("201"):
-            raise SystemExit(f"bench_inprocess: append refused: {status[0]} {answer[:300]!r}")
-        versions[game_id] = json.loads(answer)["version"]
+        body = {"intent": bench_minimum.INTENT, "expected_version": versions[game_id]}
+        versions[game_id] = _post(app, f"/append/{game_id}", body)["version"]
 
     def one_round() -> int:
         for g in games:

@@ -8,7 +8,6 @@ import uuid
 
 import pytest
 import redis
-from faults.servers import RedisServer
 from rq import Queue
 
 from workers import nudge
@@ -16,11 +15,8 @@ from workers.nudge import Nudge, shard_of
 
 
 @pytest.fixture(scope="module")
-def private_redis(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("nudge-redis"))
-    server.start()
-    yield redis.Redis.from_url(server.url())
-    server.stop()
+def private_redis(private_redis_server):
+    return redis.Redis.from_url(private_redis_server.url())
 
 
 def test_concurrent_commits_are_marked_every_one_in_fewer_round_trips(private_redis):

@@ -11,7 +11,6 @@ import time
 
 import pytest
 import redis
-from faults.servers import RedisServer
 from limits import parse
 from limits.storage import MemoryStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
@@ -19,14 +18,6 @@ from limits.strategies import SlidingWindowCounterRateLimiter
 from service.http.limits import RateLimited, RateLimits
 
 _clients = (f"203.0.113.{i}" for i in itertools.count(1))
-
-
-@pytest.fixture(scope="module")
-def private_redis(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("limits-redis"))
-    server.start()
-    yield server
-    server.stop()
 
 
 def limits_on(settings, redis_url: str, **budgets: str) -> RateLimits:
@@ -37,11 +28,10 @@ def calls(r: redis.Redis, command: str) -> int:
     return int(r.info("commandstats").get(f"cmdstat_{command}", {}).get("calls", 0))
 
 
-def test_every_window_of_a_request_is_counted_in_one_call_per_client(settings, private_redis):
-    r = redis.Redis.from_url(private_redis.url())
-    limits = limits_on(
-        settings, private_redis.url(), limit_intents="30/second;1200/minute", limit_intents_key="10/second;600/minute"
-    )
+def test_every_window_of_a_request_is_counted_in_one_call_per_client(settings, private_redis_server):
+    r = redis.Redis.from_url(private_redis_server.url())
+    defaults = {"limit_intents": "30/second;1200/minute", "limit_intents_key": "10/second;600/minute"}
+    limits = limits_on(settings, private_redis_server.url(), **defaults)
     limits.check("intents", next(_clients), "")  # loads the script
     before = calls(r, "evalsha")
     for _ in range(5):
@@ -57,8 +47,8 @@ def test_every_window_of_a_request_is_counted_in_one_call_per_client(settings, p
     assert calls(r, "script|exists") == 0  # the pipeline sends EVALSHA, not Script objects
 
 
-def test_a_window_holds_its_amount_then_refuses_with_the_longest_wait(settings, private_redis):
-    limits = limits_on(settings, private_redis.url(), limit_reads="3/second;5/minute", limit_reads_key="none")
+def test_a_window_holds_its_amount_then_refuses_with_the_longest_wait(settings, private_redis_server):
+    limits = limits_on(settings, private_redis_server.url(), limit_reads="3/second;5/minute", limit_reads_key="none")
     client = next(_clients)
     for _ in range(3):
         limits.check("reads", client, "")
@@ -77,10 +67,10 @@ def test_a_window_holds_its_amount_then_refuses_with_the_longest_wait(settings, 
     assert 50 <= refused.value.retry_after <= 60
 
 
-def test_redis_decides_as_the_limits_library_does(settings, private_redis):
+def test_redis_decides_as_the_limits_library_does(settings, private_redis_server):
     """The script is ``limits``' sliding-window counter: the same sequence of hits, the
     same answers as the library's own strategy (in memory, same instants)."""
-    limits = limits_on(settings, private_redis.url(), limit_intents="7/minute", limit_intents_key="none")
+    limits = limits_on(settings, private_redis_server.url(), limit_intents="7/minute", limit_intents_key="none")
     library = SlidingWindowCounterRateLimiter(MemoryStorage())
     item = parse("7/minute")
     client = next(_clients)
@@ -95,7 +85,7 @@ def test_redis_decides_as_the_limits_library_does(settings, private_redis):
     assert ours == theirs == [True] * 7 + [False] * 5
 
 
-def test_without_redis_each_process_counts_in_memory_and_comes_back(settings, private_redis):
+def test_without_redis_each_process_counts_in_memory_and_comes_back(settings, private_redis_server):
     limits = limits_on(settings, "redis://127.0.0.1:1/0", limit_creation="2/minute", limit_creation_key="none")
     client = next(_clients)
     limits.check("creation", client, "")  # Redis refused: counted in memory
@@ -104,7 +94,7 @@ def test_without_redis_each_process_counts_in_memory_and_comes_back(settings, pr
         limits.check("creation", client, "")
     assert 1 <= refused.value.retry_after <= 60
     # Redis is back (here: another server): after the back-off, counting returns to it.
-    limits.redis = redis.Redis.from_url(private_redis.url())
+    limits.redis = redis.Redis.from_url(private_redis_server.url())
     limits.script = limits.redis.register_script(limits.script.script)
     limits._redis_after = 0.0
     fresh = next(_clients)

@@ -15,31 +15,22 @@ from pathlib import Path
 import psycopg
 import pytest
 import redis
-from faults.servers import RedisServer
 from psycopg.conninfo import make_conninfo
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "bench_inprocess.py"
 
 
-@pytest.fixture(scope="module")
-def private_redis(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("inprocess-redis"))
-    server.start()
-    yield server
-    server.stop()
-
-
 @pytest.mark.parametrize("part", ["api", "worker", "minimum", "api --limits"])
-def test_each_part_measures_every_intent_it_sends(settings, private_redis, part):
+def test_each_part_measures_every_intent_it_sends(settings, private_redis_server, part):
     env = dict(
         os.environ,
         DATABASE_URL=make_conninfo(settings.database_url, dbname="postgres"),
-        REDIS_URL=private_redis.url(),
+        REDIS_URL=private_redis_server.url(),
         BENCH_REDIS_DB="3",
     )
     part, *flags = part.split()
-    server = redis.Redis.from_url(private_redis.url())
+    server = redis.Redis.from_url(private_redis_server.url())
     scripts_before = server.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
     db = f"qd_inprocess_{part}_{len(flags)}_{os.getpid()}"
     out = subprocess.run(
@@ -66,4 +57,4 @@ def test_each_part_measures_every_intent_it_sends(settings, private_redis, part)
     # The script's database is gone afterwards; its Redis DB is empty.
     with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM pg_database WHERE datname = %s", (db,)).fetchone()[0] == 0
-    assert redis.Redis.from_url(private_redis.url(3)).dbsize() == 0
+    assert redis.Redis.from_url(private_redis_server.url(3)).dbsize() == 0

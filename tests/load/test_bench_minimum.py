@@ -16,38 +16,36 @@ from pathlib import Path
 import psycopg
 import pytest
 import redis
-from faults.servers import RedisServer
 from psycopg.conninfo import make_conninfo
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def private_redis(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("minimum-redis"))
-    server.start()
-    yield server
-    server.stop()
-
-
-def test_the_designs_minimum_is_measured_beside_the_baseline(settings, private_redis, tmp_path):
-    db = f"qd_bench_minimum_{os.getpid()}"
+def bench(settings, redis_server, tmp_path, *argv: str) -> tuple[dict, str]:
+    """``scripts/bench.py argv`` against the machine's PostgreSQL and ``redis_server``;
+    its JSON figures, and the PostgreSQL URL it was given."""
     out = tmp_path / "bench.json"
     env = dict(
         os.environ,
         DATABASE_URL=make_conninfo(settings.database_url, dbname="postgres"),
-        REDIS_URL=private_redis.url(),
+        REDIS_URL=redis_server.url(),
     )
-    argv = ["--only", "flask,minimum", "--seconds", "1", "--db", db, "--redis-db", "2", "--out", str(out)]
     subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "bench.py"), *argv],
+        [sys.executable, str(ROOT / "scripts" / "bench.py"), *argv, "--seconds", "1", "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=180,
         env=env,
         check=True,
     )
-    result = json.loads(out.read_text())
+    return json.loads(out.read_text()), env["DATABASE_URL"]
+
+
+def test_the_designs_minimum_is_measured_beside_the_baseline(settings, private_redis_server, tmp_path):
+    db = f"qd_bench_minimum_{os.getpid()}"
+    result, database_url = bench(
+        settings, private_redis_server, tmp_path, "--only", "flask,minimum", "--db", db, "--redis-db", "2"
+    )
     figures, details = result, result["details"]
     assert figures["minimum_intents_16"] > 0
     # Every append was accepted: the guard saw each game at the version its client held.
@@ -59,38 +57,26 @@ def test_the_designs_minimum_is_measured_beside_the_baseline(settings, private_r
     assert cpu["minimum_worker_ms_per_request"] > 0
     assert figures["api_ratio_bound"] == pytest.approx(figures["minimum_intents_16"] / figures["flask_insert_16"])
     # The run's database is gone afterwards.
-    with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
+    with psycopg.connect(database_url, autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM pg_database WHERE datname = %s", (db,)).fetchone()[0] == 0
 
 
-def test_the_rate_limited_load_runs_with_make_runs_limits_on(settings, private_redis, tmp_path):
+def test_the_rate_limited_load_runs_with_make_runs_limits_on(settings, private_redis_server, tmp_path):
     """Phase ``limits``: the API of ``api_intents_16`` with the rate limits on (raised
     amounts: nothing refused), so every intent is counted in Redis as in ``make run``."""
     db = f"qd_bench_limits_{os.getpid()}"
-    out = tmp_path / "bench.json"
-    env = dict(
-        os.environ,
-        DATABASE_URL=make_conninfo(settings.database_url, dbname="postgres"),
-        REDIS_URL=private_redis.url(),
-    )
-    argv = ["--only", "limits", "--seconds", "1", "--db", db, "--redis-db", "4", "--out", str(out), "--keep"]
+    database_url = make_conninfo(settings.database_url, dbname="postgres")
     try:
-        subprocess.run(
-            [sys.executable, str(ROOT / "scripts" / "bench.py"), *argv],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            env=env,
-            check=True,
+        result, _ = bench(
+            settings, private_redis_server, tmp_path, "--only", "limits", "--db", db, "--redis-db", "4", "--keep"
         )
-        result = json.loads(out.read_text())
         assert result["api_intents_16_rate_limited"] > 0
         assert result["details"]["api_intents_16_rate_limited"]["errors"] == {}
         assert result["cpu_ms_per_intent_rate_limited"] > 0
         # The limits were on: the API counted its clients' windows in the bench's Redis DB.
-        kept = redis.Redis.from_url(private_redis.url(4))
+        kept = redis.Redis.from_url(private_redis_server.url(4))
         assert kept.keys("qd:rl:*")
     finally:
-        redis.Redis.from_url(private_redis.url(4)).flushdb()
-        with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
+        redis.Redis.from_url(private_redis_server.url(4)).flushdb()
+        with psycopg.connect(database_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
