@@ -82,6 +82,9 @@ def test_min_version_waits_for_the_worker(new_game, ctx, settings):
         "REDIS_URL": settings.redis_url,
         "QD_QUEUE": settings.queue_name,
         "QD_LOG_LEVEL": "WARNING",
+        # A burst worker drains every job queued on the session's queue; without lingering
+        # after each (1 s by default) it is done in time, however many earlier tests left.
+        "QD_PROJECTION_LINGER": "0",
     }
 
     def later() -> None:
