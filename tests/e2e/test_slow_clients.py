@@ -29,6 +29,7 @@ import requests
 from support.live import ROOT, free_port, service_env
 
 from devtools.run import _gunicorn_argv
+from projections import keys
 from service.core.replay import fold_stream
 from service.games import registry
 
@@ -103,6 +104,15 @@ def _create(url: str, game: str = "nauticus") -> dict[str, Any]:
     return resp.json()
 
 
+def _projected(ctx: Any, games: list[dict[str, Any]], timeout: float = 60.0) -> None:
+    """Wait until each game's read model shows the version its creation answered."""
+    deadline = time.monotonic() + timeout
+    for game in games:
+        while (v := ctx.redis.hget(keys.game(game["id"]), "version")) is None or int(v) < game["version"]:
+            assert time.monotonic() < deadline, f"game {game['id']} was not projected in {timeout:g} s"
+            time.sleep(0.05)
+
+
 def _next_intent(store: Any, gid: str, rng: random.Random) -> tuple[int, dict[str, Any], int]:
     """A legal intent from the stream itself (no read model needed)."""
     record = store.game(gid)
@@ -153,7 +163,9 @@ def clients(url: str, out: Path, seconds: float, **counts: Any) -> Iterator[subp
 def test_hundreds_of_followers_waits_and_half_sent_requests_leave_the_api_answering(live, ctx, tmp_path):
     follow, wait_on, play = _create(live.url), _create(live.url), _create(live.url)
     rng = random.Random(16)
-    time.sleep(1.0)  # the worker projects the three games
+    # The worker projects the three games before it is paused: a wait on a game with no
+    # read model yet answers 503 (a fixed second's sleep was too short under the full suite).
+    _projected(ctx, [follow, wait_on, play])
     # Waits that really wait: the worker is paused, an intent is committed, and
     # every wait asks for that version (in the stream, not yet in the read model).
     os.killpg(live.worker.pid, signal.SIGSTOP)
@@ -242,7 +254,7 @@ def test_stopping_the_server_ends_streams_with_a_line_to_resume_from(settings, c
     server = Live(settings, tmp_path)
     try:
         created = _create(server.url)
-        time.sleep(1.0)
+        _projected(ctx, [created])
         stream = requests.get(f"{server.url}/v1/games/{created['id']}/stream", stream=True, timeout=30)
         feed = requests.get(
             f"{server.url}/v1/games/{created['id']}/events?follow=1&timeout=30", stream=True, timeout=30
