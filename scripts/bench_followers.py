@@ -15,7 +15,8 @@ passed or it gets SIGTERM, and writes what it saw to ``--out``:
 
 * ``streams``: per follower, its game, the status, every board line's
   ``[version, wall-clock time]``, pings, and how it ended;
-* ``waits``: answers ``[status, version, seconds, start time]`` of the
+* ``waits``: answers ``[status, version, seconds, start time]`` (and the error's
+  code, or the exception's name, when it is not 200) of the
   ``?min_version`` reads, each re-issued when answered until it sees the
   version it waits for;
 * ``half``: half-sent requests (a request line and half a header, then
@@ -125,8 +126,15 @@ def wait_loop(host: str, port: int, game: str, version: int, out: list[list[Any]
             conn.request("GET", f"/v1/games/{game}?min_version={version}")
             resp = conn.getresponse()
             body = resp.read()
-            got = orjson.loads(body).get("version") if resp.status == 200 else None
-            out.append([resp.status, got, time.time() - t0, t0])
+            try:
+                answer = orjson.loads(body) if body else {}
+            except orjson.JSONDecodeError:  # not ours (a proxy's or the server's own page)
+                answer = {}
+            got = answer.get("version") if resp.status == 200 else None
+            record = [resp.status, got, time.time() - t0, t0]
+            if resp.status != 200:  # which refusal it was: the error's stable code
+                record.append((answer.get("error") or {}).get("code"))
+            out.append(record)
             if got is not None and got >= version:
                 break  # what it waited for came; a wait is re-issued only while it has not
         except Exception as exc:
