@@ -98,7 +98,15 @@ def bootstrap(settings: Settings | None = None) -> Components:
         reconnect_timeout=0,
     )
     pool.open(wait=False)
-    r = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=1, socket_timeout=5)
+    r = redis.Redis(
+        connection_pool=redis.BlockingConnectionPool.from_url(
+            settings.redis_url,
+            max_connections=settings.redis_pool_max,
+            timeout=settings.redis_pool_timeout,
+            socket_connect_timeout=1,
+            socket_timeout=5,
+        )
+    )
     queue = Queue(settings.queue_name, connection=r)
     # Every engine imported now rather than by the first request or job that
     # needs one (which would take ~100 ms longer than the rest; ``make bench``:

@@ -26,7 +26,7 @@ _ENV_NAMES = {
     "state_cache_size": "QD_STATE_CACHE",
 }
 #: Counts that are raised to 1 when set lower (0 would mean "nothing ever runs").
-_AT_LEAST_ONE = ("expensive_concurrency", "projection_shards")
+_AT_LEAST_ONE = ("expensive_concurrency", "projection_shards", "redis_pool_max")
 
 
 def env_name(setting: str) -> str:
@@ -133,6 +133,13 @@ class Settings:
     pool_max: int = 10
     #: Seconds a request waits for a PostgreSQL connection before a 503.
     pool_timeout: float = 5.0
+    #: Redis connections one process opens at most.  Its requests share them: a crowd of
+    #: waiters woken by one announcement queues for a connection instead of opening one
+    #: each (hundreds at once, which a busy server was slow to accept), and no client can
+    #: make a process hold more than this many.
+    redis_pool_max: int = 64
+    #: Seconds a request waits for a Redis connection before a 503.
+    redis_pool_timeout: float = 5.0
     #: States kept in the command path's in-process cache.
     state_cache_size: int = 2048
     log_level: str = "INFO"
