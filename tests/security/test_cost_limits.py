@@ -21,7 +21,7 @@ import tracemalloc
 import uuid
 
 import pytest
-from support import auth
+from support import auth, wait_for_feed_horizon
 
 from projections import leaderboards as lb
 from projections.runner import project_game
@@ -119,7 +119,9 @@ def test_a_game_that_never_ends_is_aborted_unrated_at_its_length_cap(capped, ctx
         headers=auth(created["seats"][events[-3].meta["seat"]]["token"]),
     )
     assert resp.status_code == 422 and resp.get_json()["error"]["code"] == "game_finished"
-    # Unrated: the leaderboards pass it over.
+    # Unrated: the leaderboards pass it over (once the feed holds it: see
+    # support.wait_for_feed_horizon; before, this could pass without folding it).
+    wait_for_feed_horizon(ctx.settings.database_url)
     for _ in range(20):
         lb.consume(ctx.redis, ctx.store)
     board = capped.test_client().get("/v1/leaderboards/nautilus-industries?limit=500").get_json()
