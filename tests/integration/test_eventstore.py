@@ -11,6 +11,7 @@ import uuid
 import psycopg
 import pytest
 from psycopg.types.json import Jsonb
+from support import wait_for_feed_horizon
 
 from service.core import canonical
 from service.core.commands import now_iso
@@ -330,6 +331,7 @@ def test_a_decisions_meta_is_stored_once(store, private_db):
     assert [e.meta for e in store.read(gid, after=2)] == expected[2:]  # starts inside the first decision
     assert [e.meta for e in store.read(gid, after=3, upto=5)] == expected[3:5]
     assert [e.meta for e in store.iter_stream(gid, after=2, batch=2)] == expected[2:]
+    wait_for_feed_horizon(private_db[0])  # the global feed holds this stream's events
     feed = [e for _, e in store.read_all() if e.game_id == gid]
     assert [e.meta for e in feed] == expected
     assert [e.meta for _, e in store.read_all(types=["Thing"]) if e.game_id == gid] == expected[1:]
@@ -368,6 +370,7 @@ def test_only_the_hash_is_stored_and_every_reader_derives_the_rest(store, privat
     assert store.read(gid)[1:] == sealed
     assert store.read(gid, after=2) == sealed[1:]  # prev_hash of the first row read: one probe
     assert list(store.iter_stream(gid, after=1, batch=2)) == sealed
+    wait_for_feed_horizon(private_db[0])
     assert [e for _, e in store.read_all() if e.game_id == gid][1:] == sealed
     assert store.read_for_fold(gid, after=1).clock == clock
 

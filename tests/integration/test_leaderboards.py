@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from support import auth, enqueue_drain, project_job
+from support import auth, enqueue_drain, project_job, wait_for_feed_horizon
 
 from projections import leaderboards as lb
 from projections.runner import project_game, rebuild_game
@@ -432,6 +432,7 @@ def test_the_leaderboards_read_of_the_feed_matches_the_full_feed(ctx):
         last = fast_forward(svc, created, random.Random(seed))
         svc.submit(created["id"], last["token"], last["intent"], last["version"], None, "")
         ids.append(created["id"])
+    wait_for_feed_horizon(ctx.settings.database_url)  # the feed holds both finishes
     full = [(c, e) for c, e in ctx.store.read_all(limit=100_000, types=[GAME_FINISHED]) if e.game_id in ids]
     lean = [row for row in ctx.store.read_finished(limit=100_000) if row.game_id in ids]
     assert len(full) == 2
