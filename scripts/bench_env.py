@@ -211,6 +211,18 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], name: str, timeout: f
     raise SystemExit(f"bench: {url} did not answer within {timeout:.0f}s")
 
 
+def backend_cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds of single-threaded processes (PostgreSQL's backends), to the
+    nanosecond: ``/proc/<pid>/schedstat``, where ``/proc/<pid>/stat`` counts in 10 ms
+    ticks (a few dozen cheap statements can round to nothing).  A process's schedstat
+    is its main thread's, which for a backend is all of it."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+    return total / 1e9
+
+
 def cpu_seconds(pids: list[int]) -> float:
     """User+system CPU seconds of running processes (from /proc), for the
     'is the client the bottleneck' check."""

@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bench_plan
-from bench_env import BenchEnv, cpu_seconds
+from bench_env import BenchEnv, backend_cpu_seconds
 
 from projections import runner
 from service.bootstrap import bootstrap
@@ -64,7 +64,7 @@ GAMES = 24
 
 def _postgres_cpu(env: BenchEnv) -> float:
     """CPU seconds so far of the bench database's backends (those alive now)."""
-    return cpu_seconds(sorted(env.backends()))
+    return backend_cpu_seconds(sorted(env.backends()))
 
 
 def _post(app: Callable[..., Any], path: str, body: dict[str, Any], token: str | None = None) -> dict[str, Any]:
