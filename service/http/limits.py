@@ -179,7 +179,8 @@ class RateLimits:
         self.prefix = prefix
         # Short timeouts: a limit must not hold a request for long when Redis is away.
         self.redis = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=0.5, socket_timeout=0.5)
-        self.script = self.redis.register_script(ACQUIRE)
+        # Loaded on first use (and again after a Redis restart): see _in_redis.
+        self.sha = hashlib.sha1(ACQUIRE.encode()).hexdigest()
         self.windows: dict[tuple[str, bool], tuple[_Window, ...]] = {
             (budget, per_key): tuple(_Window(budget, per_key, item) for item in _parse(settings, budget, per_key))
             for budget in BUDGETS
@@ -219,11 +220,9 @@ class RateLimits:
                 keys += (f"{current}/-1", current)
                 args += (w.item.amount, w.item.get_expiry())
             calls.append((keys, args))
-        if len(calls) == 1:
-            return [self.script(keys=calls[0][0], args=calls[0][1])]
         try:
             return self._pipelined(calls)
-        except redis.exceptions.NoScriptError:  # Redis restarted or flushed its scripts
+        except redis.exceptions.NoScriptError:  # a new Redis, or one that flushed its scripts
             self.redis.script_load(ACQUIRE)
             return self._pipelined(calls)
 
@@ -231,7 +230,7 @@ class RateLimits:
         # EVALSHA itself, not Script objects: a pipeline of Scripts asks SCRIPT EXISTS first.
         with self.redis.pipeline(transaction=False) as pipe:
             for keys, args in calls:
-                pipe.evalsha(self.script.sha, len(keys), *keys, *args)
+                pipe.evalsha(self.sha, len(keys), *keys, *args)
             return pipe.execute()
 
     def _in_memory(self, clients: list[tuple[str, tuple[_Window, ...]]]) -> list[list[int]]:
@@ -295,7 +294,6 @@ def init_app(app: Flask, settings: Settings) -> RateLimits | None:
         limits.check(budget, client_address(), credential(token))
 
     app.before_request(check)
-    app.extensions["quarterdeck_rate_limits"] = limits
     return limits
 
 

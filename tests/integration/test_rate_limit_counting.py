@@ -95,7 +95,6 @@ def test_without_redis_each_process_counts_in_memory_and_comes_back(settings, pr
     assert 1 <= refused.value.retry_after <= 60
     # Redis is back (here: another server): after the back-off, counting returns to it.
     limits.redis = redis.Redis.from_url(private_redis_server.url())
-    limits.script = limits.redis.register_script(limits.script.script)
     limits._redis_after = 0.0
     fresh = next(_clients)
     before = calls(limits.redis, "evalsha")
