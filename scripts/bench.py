@@ -172,25 +172,49 @@ def run_http(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: f
     env.stop("worker")
 
 
+def _cpu_of_load(
+    env: BenchEnv,
+    res: Results,
+    key: str,
+    api: str,
+    worker: str,
+    load: Callable[[], Any],
+    drain: Callable[[], Any],
+    accepted: Callable[[], int],
+) -> tuple[Any, Any]:
+    """CPU per accepted request (``key``) of ``load()`` on the API process ``api``, with
+    ``worker``'s and PostgreSQL's shares counted until ``drain()`` returns: the backlog
+    the load left, every accepted request's projection, not only those done in time.
+    Returns what ``load()`` and ``drain()`` returned."""
+    groups = _cpu_groups(env, api, worker)
+    before = accepted()
+    cpu0 = bench_cpu.snapshot(groups)
+    result = load()
+    cpu_api = bench_cpu.snapshot({api: groups[api]})
+    drained = drain()
+    cpu1 = bench_cpu.snapshot({k: v for k, v in groups.items() if k != api}) | cpu_api
+    _put_cpu(res, key, env, cpu0, cpu1, accepted() - before)
+    return result, drained
+
+
 def _measure_intents(
     env: BenchEnv, res: Results, url: str, games: list[bench_plan.Created], seconds: float, api: str, key: str
 ) -> tuple[LoadResult, float, float]:
-    """``api_intents_16``'s load on the API process ``api``: its CPU per intent as ``key``
-    (the worker's and PostgreSQL's shares until every accepted intent is projected).
+    """``api_intents_16``'s load on the API process ``api``: its CPU per intent as ``key``.
     Returns the load's result, the seconds the queue took to drain and the servers' CPU."""
-    groups = _cpu_groups(env, api, "worker")
-    cpu0 = bench_cpu.snapshot(groups)
-    steps0 = sum(g.next_step for g in games)
-    cpu_srv = cpu_seconds(env.pids(api) + env.pids("worker"))
-    r = bench_api.api_intents(url, games, CLIENTS, seconds)
-    srv = cpu_seconds(env.pids(api) + env.pids("worker")) - cpu_srv
-    cpu_api = bench_cpu.snapshot({api: groups[api]})
-    drained = env.wait_queue_empty()
-    # The worker's (and PostgreSQL's) share includes the backlog the phase
-    # left: every accepted intent's projection, not only those done in time.
-    drained_all = bench_api.wait_projected(env.redis(), games)
-    cpu1 = bench_cpu.snapshot({k: v for k, v in groups.items() if k != api}) | cpu_api
-    _put_cpu(res, key, env, cpu0, cpu1, sum(g.next_step for g in games) - steps0)
+    servers = lambda: cpu_seconds(env.pids(api) + env.pids("worker"))  # noqa: E731
+
+    def load() -> tuple[LoadResult, float]:
+        srv0 = servers()
+        r = bench_api.api_intents(url, games, CLIENTS, seconds)
+        return r, servers() - srv0
+
+    def drain() -> tuple[float, float]:
+        return env.wait_queue_empty(), bench_api.wait_projected(env.redis(), games)
+
+    (r, srv), (drained, drained_all) = _cpu_of_load(
+        env, res, key, api, "worker", load, drain, lambda: sum(g.next_step for g in games)
+    )
     res.details[key]["projections_drained_s"] = drained_all
     return r, drained, srv
 
@@ -227,14 +251,17 @@ def run_minimum(env: BenchEnv, res: Results, svc: GameService, seconds: float) -
     env.start_process("minimum_worker", bench_minimum.worker_argv())
     say(f"minimum_intents_16: the design's minimum (append + nudge; bare worker) under the same gunicorn at {url}")
     load = bench_minimum.Load(games, CLIENTS)
-    groups = _cpu_groups(env, "minimum", "minimum_worker")
-    cpu0 = bench_cpu.snapshot(groups)
-    r = load.run(url, seconds)
-    cpu_api = bench_cpu.snapshot({"minimum": groups["minimum"]})
-    drained = load.wait_projected(env.redis())
-    cpu1 = bench_cpu.snapshot({k: v for k, v in groups.items() if k != "minimum"}) | cpu_api
+    r, drained = _cpu_of_load(
+        env,
+        res,
+        "cpu_ms_per_minimum_intent",
+        "minimum",
+        "minimum_worker",
+        lambda: load.run(url, seconds),
+        lambda: load.wait_projected(env.redis()),
+        lambda: load.accepted,
+    )
     res.put("minimum_intents_16", r.rate, p50_ms=r.p(50), p99_ms=r.p(99), errors=r.errors, projected_after_s=drained)
-    _put_cpu(res, "cpu_ms_per_minimum_intent", env, cpu0, cpu1, load.accepted)
     env.stop("minimum")
     env.stop("minimum_worker")
     bench_minimum.drop(env.database_url)

@@ -163,8 +163,8 @@ def clients(url: str, out: Path, seconds: float, **counts: Any) -> Iterator[subp
 def test_hundreds_of_followers_waits_and_half_sent_requests_leave_the_api_answering(live, ctx, tmp_path):
     follow, wait_on, play = _create(live.url), _create(live.url), _create(live.url)
     rng = random.Random(16)
-    # The worker projects the three games before it is paused: a wait on a game with no
-    # read model yet answers 503 (a fixed second's sleep was too short under the full suite).
+    # The worker projects the three games before it is paused (a fixed second's sleep
+    # assumed it had, and under the full suite it may not have).
     _projected(ctx, [follow, wait_on, play])
     # Waits that really wait: the worker is paused, an intent is committed, and
     # every wait asks for that version (in the stream, not yet in the read model).
