@@ -33,9 +33,9 @@ LOAD_ENV = \
 
 # $(call require,VAR,what it is) — fail clearly when a make variable is missing.
 require = if [ -z "$(strip $($(1)))" ]; then echo "error: 'make $@' needs $(1)=<$(2)>, e.g. make $@ $(1)=..." >&2; exit 2; fi
-# $(call script,NAME) — run scripts/NAME.py (with the services) if it exists.
-script = if [ ! -f scripts/$(1).py ]; then echo "error: scripts/$(1).py does not exist (yet)" >&2; exit 1; fi; \
-  $(LOAD_ENV); $(PY) scripts/$(1).py $(ARGS)
+# $(call script,NAME) — run python -m scripts.NAME (with the services) from the repository root:
+# scripts/ is not installed, so it is found beside the Makefile.
+script = $(LOAD_ENV); $(PY) -m scripts.$(1) $(ARGS)
 
 .PHONY: help install run test test-fast test-layer migrate worker rebuild catch-up backup restore audit replay export verify lint fmt \
         bench demo tournament-demo soak up down clean browser screenshots
@@ -76,14 +76,20 @@ pytest = rc=0; $(VENV)/bin/pytest $(1) $(PYTEST_ARGS) || rc=$$?; \
 # At most 3 (tests/support/databases.py shares Redis databases 1-15 out, 4 at least to each; it refuses
 # more workers).  0: one process.
 TEST_WORKERS ?= 3
-test: install browser ## the whole suite: pytest over tests/ (TESTS=tests/unit narrows; TEST_WORKERS=0 in one process); PYTEST_ARGS='-k ...' passes options
+# Chromium is needed only when the browser layer runs: all of tests/, tests/browser, or LAYER=browser.
+needs_browser = $(filter browser tests tests/ tests/browser tests/browser/ tests/browser/%,$(1))
+
+test: install ## the whole suite: pytest over tests/ (TESTS=tests/unit narrows; TEST_WORKERS=0 in one process); PYTEST_ARGS='-k ...' passes options
+	@$(if $(call needs_browser,$(or $(TESTS),tests)),$(MAKE) browser)
 	@$(call pytest,-n $(TEST_WORKERS) --dist loadfile $(or $(TESTS),tests))
 
 test-fast: install ## unit + scenario tests and a short conformance run: no servers, well under a minute
 	@export QD_PLAYOUTS=$${QD_PLAYOUTS:-0.1}; $(call pytest,-m "unit or scenario or property" tests/unit tests/scenario tests/property)
 
-test-layer: install browser ## one layer of the suite: LAYER=unit|scenario|property|integration|e2e|security|fuzz|faults|load|browser
-	@$(call require,LAYER,a layer name); $(call pytest,-m "$(LAYER)" tests)
+test-layer: install ## one layer of the suite: LAYER=unit|scenario|property|integration|e2e|security|fuzz|faults|load|browser
+	@$(call require,LAYER,a layer name)
+	@$(if $(call needs_browser,$(LAYER)),$(MAKE) browser)
+	@$(call pytest,-m "$(LAYER)" tests)
 
 # The browser tests (tests/browser) drive the operating system's headless Chromium through its own
 # chromedriver (Debian: both from one source package, so their versions always match); nothing
@@ -145,16 +151,16 @@ fmt: install ## ruff format + ruff check --fix
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-bench: install ## benchmark (scripts/bench.py; ARGS=... passes options)
+bench: install ## benchmark (python -m scripts.bench; ARGS='api lag' or ARGS=--help passes options)
 	@$(call script,bench)
 
-demo: install ## play a demo game against the API (scripts/demo.py; ARGS=--tournament: the tournament demo)
+demo: install ## play a demo game against the API (python -m scripts.demo; ARGS=--tournament: the tournament demo)
 	@if [ "$(ARGS)" = "--tournament" ]; then $(MAKE) tournament-demo ARGS=; else $(call script,demo); fi
 
-tournament-demo: install ## a 12-player, 3-round Swiss of bots against a running 'make run' (scripts/tournament_demo.py)
+tournament-demo: install ## a 12-player, 3-round Swiss of bots against a running 'make run' (python -m scripts.tournament_demo)
 	@$(call script,tournament_demo)
 
-soak: install ## soak test (scripts/soak.py; SOAK_GAMES=<n>)
+soak: install ## soak test (python -m scripts.soak; SOAK_GAMES=<n>)
 	@$(call script,soak)
 
 up: install ## docker compose up (needs a Docker engine and ADMIN_TOKEN)

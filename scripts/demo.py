@@ -32,10 +32,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from quarterdeck_client import ApiError, Client, RandomBot
 
-from quarterdeck_client import ApiError, Client, RandomBot  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 #: Bot handles, one per seat.
 CREW = ["ahab", "ishmael", "queequeg", "starbuck", "stubb", "flask"]

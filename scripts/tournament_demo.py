@@ -29,11 +29,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from quarterdeck_client import ApiError, Client, RandomBot
 
-from demo import devdata_env, setting  # noqa: E402
-from quarterdeck_client import ApiError, Client, RandomBot  # noqa: E402
+from scripts.demo import devdata_env, setting
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def say(message: str) -> None:

@@ -115,9 +115,9 @@ def new_game(client, run_worker):
 
 @pytest.fixture(scope="module")
 def private_redis_server(tmp_path_factory) -> Iterator[Any]:
-    """A Redis server of the test module's own (``faults.servers.RedisServer``): its
+    """A Redis server of the test module's own (``support.servers.RedisServer``): its
     command counts and databases are that module's alone, whatever else runs."""
-    from faults.servers import RedisServer
+    from support.servers import RedisServer
 
     server = RedisServer(tmp_path_factory.mktemp("private-redis"))
     server.start()

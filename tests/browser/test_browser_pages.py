@@ -9,33 +9,16 @@ screenshots`` keeps them in docs/img/ for the README)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 import requests
 from support import finished_and_running
+from support.browser import DESKTOP, PHONE, by, no_sideways_scroll, wait_for
 
 from service.games import registry
 
 TITLES = {"nauticus": "Nauticus", "nautilus-industries": "Nautilus Industries", "waters-of-nereus": "Waters of Nereus"}
-PHONE = 390
-DESKTOP = 1280
-
-
-def wait_for(what: Callable[[], Any], timeout: float = 15.0, message: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = what()
-        except Exception as exc:  # an element not there yet, or replaced mid-read
-            last = exc
-        else:
-            if last:
-                return last
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting: {message} (last: {last!r})")
 
 
 @pytest.fixture(scope="module")
@@ -44,12 +27,8 @@ def games(app, ctx) -> dict[str, dict[str, Any]]:
     return finished_and_running(app, ctx, 70, "browser", "nauticus", running_seed=3, stop_after=12)
 
 
-def _by(css: str) -> tuple[str, str]:
-    return ("css selector", css)
-
-
 def _version(browser) -> int:
-    return int(browser.driver.find_element(*_by("#board-body")).get_attribute("data-version"))
+    return int(browser.driver.find_element(*by("#board-body")).get_attribute("data-version"))
 
 
 def _key(browser, key: str) -> None:
@@ -61,13 +40,8 @@ def _key(browser, key: str) -> None:
 
 def _at(browser, n: int) -> None:
     wait_for(lambda: _version(browser) == n, message=f"the board at position {n}")
-    caption = browser.driver.find_element(*_by("#replay-caption")).text
+    caption = browser.driver.find_element(*by("#replay-caption")).text
     assert caption.startswith(f"After event {n}:"), caption
-
-
-def _no_sideways_scroll(browser) -> None:
-    width, inner = browser.driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
-    assert width <= inner, f"the page scrolls sideways at {inner}px: {width}px wide"
 
 
 @pytest.mark.parametrize("game", registry.names())
@@ -75,20 +49,20 @@ def test_follow_a_finished_game_step_its_replay_to_the_end_and_audit_it(browser,
     gid = games[game]["id"]
     d = browser.driver
     browser.open("/")
-    assert d.find_element(*_by("h1")).text == "Quarterdeck"
-    wait_for(lambda: d.find_element(*_by(f'a[href="/games/{gid}"]')), message="the game on the home page").click()
-    wait_for(lambda: d.find_element(*_by("#board-body")), message="the board")
-    assert d.find_element(*_by("h1")).text == TITLES[game]
-    head = int(d.find_element(*_by("#replay")).get_attribute("data-head"))
+    assert d.find_element(*by("h1")).text == "Quarterdeck"
+    wait_for(lambda: d.find_element(*by(f'a[href="/games/{gid}"]')), message="the game on the home page").click()
+    wait_for(lambda: d.find_element(*by("#board-body")), message="the board")
+    assert d.find_element(*by("h1")).text == TITLES[game]
+    head = int(d.find_element(*by("#replay")).get_attribute("data-head"))
     assert _version(browser) == head  # a finished game opens at its end
-    drawings = d.find_elements(*_by("#board svg[role=img]"))
+    drawings = d.find_elements(*by("#board svg[role=img]"))
     assert len(drawings) >= 3
     for svg in drawings:  # each drawing has a title and a description (its text alternative)
-        assert svg.find_element(*_by("title")).get_attribute("textContent").strip()
-        assert svg.find_element(*_by("desc")).get_attribute("textContent").strip()
+        assert svg.find_element(*by("title")).get_attribute("textContent").strip()
+        assert svg.find_element(*by("desc")).get_attribute("textContent").strip()
     browser.screenshot(shots / f"board-{game}.png", DESKTOP)
     browser.size(PHONE)
-    _no_sideways_scroll(browser)
+    no_sideways_scroll(browser)
     if game == "waters-of-nereus":
         browser.screenshot(shots / f"board-{game}-phone.png", PHONE)
     browser.size(DESKTOP)
@@ -104,23 +78,23 @@ def test_follow_a_finished_game_step_its_replay_to_the_end_and_audit_it(browser,
     _key(browser, "PAGE_DOWN")
     _at(browser, 13)
     # The log follows the replay: the entry of the position is marked (its window moves with it).
-    wait_for(lambda: d.find_element(*_by("#e13")).get_attribute("class") == "current", message="event 13 marked")
+    wait_for(lambda: d.find_element(*by("#e13")).get_attribute("class") == "current", message="event 13 marked")
     assert "at=13" in d.current_url  # the position is in the address, to share
-    d.find_element(*_by("[data-step=prev]")).click()
+    d.find_element(*by("[data-step=prev]")).click()
     _at(browser, 12)
     _key(browser, "END")
     _at(browser, head)
-    assert "The game finished" in d.find_element(*_by("#replay-caption")).text
-    assert "Final result." in d.find_element(*_by("#board-body .to-act")).text
+    assert "The game finished" in d.find_element(*by("#replay-caption")).text
+    assert "Final result." in d.find_element(*by("#board-body .to-act")).text
 
     # The audit page.
-    d.find_element(*_by(f'a[href="/games/{gid}/audit"]')).click()
-    checks = wait_for(lambda: d.find_elements(*_by(".check")), message="the four checks")
+    d.find_element(*by(f'a[href="/games/{gid}/audit"]')).click()
+    checks = wait_for(lambda: d.find_elements(*by(".check")), message="the four checks")
     assert sorted(c.get_attribute("data-check") for c in checks) == ["hash_chain", "projection", "redecide", "seed"]
     assert all("ok" in c.get_attribute("class").split() for c in checks), [c.text for c in checks]
-    assert d.find_element(*_by("#commitment")).text == games[game]["seed_commitment"]
-    assert len(d.find_element(*_by("#seed")).text) == 64
-    assert d.find_element(*_by(f'a[href="/v1/games/{gid}/export"]'))
+    assert d.find_element(*by("#commitment")).text == games[game]["seed_commitment"]
+    assert len(d.find_element(*by("#seed")).text) == 64
+    assert d.find_element(*by(f'a[href="/v1/games/{gid}/export"]'))
     if game == "nauticus":
         browser.screenshot(shots / "audit.png", DESKTOP)
 
@@ -132,13 +106,13 @@ def test_the_replay_viewer_from_a_seats_perspective(browser, games, shots):
     d = browser.driver
     browser.open(f"/games/{gid}?at=60")
     _at(browser, 60)
-    Select(d.find_element(*_by("#replay-seat"))).select_by_value("1")
+    Select(d.find_element(*by("#replay-seat"))).select_by_value("1")
     wait_for(
-        lambda: d.find_element(*_by("#board-body")).get_attribute("data-perspective") == "1",
+        lambda: d.find_element(*by("#board-body")).get_attribute("data-perspective") == "1",
         message="bob's perspective",
     )
-    assert "as bob sees it" in d.find_element(*_by("#board-body .to-act")).text
-    d.find_element(*_by("#replay-slider")).click()  # focus the slider: its own arrow keys move it
+    assert "as bob sees it" in d.find_element(*by("#board-body .to-act")).text
+    d.find_element(*by("#replay-slider")).click()  # focus the slider: its own arrow keys move it
     _key(browser, "ARROW_RIGHT")
     wait_for(lambda: _version(browser) != 60, message="the slider moved the board")
     browser.open(f"/games/{gid}?at=60&seat=1")
@@ -151,7 +125,7 @@ def test_a_live_board_changes_when_an_intent_is_posted(browser, games, site):
     gid = created["id"]
     d = browser.driver
     browser.open(f"/games/{gid}")
-    wait_for(lambda: d.find_element(*_by("#game")).get_attribute("data-mode") == "live", message="live mode")
+    wait_for(lambda: d.find_element(*by("#game")).get_attribute("data-mode") == "live", message="live mode")
     before = _version(browser)
     time.sleep(0.5)  # the page is waiting for the next version
     game = requests.get(f"{site}/v1/games/{gid}", timeout=10).json()
@@ -169,10 +143,10 @@ def test_a_live_board_changes_when_an_intent_is_posted(browser, games, site):
     after = resp.json()["version"]
     wait_for(lambda: _version(browser) >= after, timeout=20, message="the live board to follow the intent")
     assert after > before
-    last = int(d.find_element(*_by("#log")).get_attribute("data-last"))
+    last = int(d.find_element(*by("#log")).get_attribute("data-last"))
     assert last >= after
-    assert d.find_elements(*_by("#log li.fresh")), "the new events are in the log"
-    assert "Live:" in d.find_element(*_by("#live-status")).text
+    assert d.find_elements(*by("#log li.fresh")), "the new events are in the log"
+    assert "Live:" in d.find_element(*by("#live-status")).text
 
 
 def test_a_token_in_the_fragment_becomes_the_viewer_and_leaves_the_address(browser, games):
@@ -180,10 +154,10 @@ def test_a_token_in_the_fragment_becomes_the_viewer_and_leaves_the_address(brows
     gid = created["id"]
     d = browser.driver
     browser.open(f"/games/{gid}#token={created['seats'][1]['token']}")
-    wait_for(lambda: "dee (seat 1)" in d.find_element(*_by("#viewer-name")).text, message="the seat's page")
+    wait_for(lambda: "dee (seat 1)" in d.find_element(*by("#viewer-name")).text, message="the seat's page")
     assert "token" not in d.current_url
-    d.find_element(*_by("[data-action=forget-token]")).click()
-    wait_for(lambda: d.find_element(*_by("#viewer-name")).text == "a spectator", message="back to a spectator")
+    d.find_element(*by("[data-action=forget-token]")).click()
+    wait_for(lambda: d.find_element(*by("#viewer-name")).text == "a spectator", message="back to a spectator")
 
 
 @pytest.mark.parametrize(
@@ -193,8 +167,8 @@ def test_a_token_in_the_fragment_becomes_the_viewer_and_leaves_the_address(brows
 def test_bad_addresses_get_a_clear_page(browser, path, heading):
     browser.expected.append("status of 404")  # the browser logs the failed load of the page itself
     browser.open(path)
-    assert browser.driver.find_element(*_by("h1")).text == heading
-    text = browser.driver.find_element(*_by("main")).text
+    assert browser.driver.find_element(*by("h1")).text == heading
+    text = browser.driver.find_element(*by("main")).text
     assert "Traceback" not in text and "Back to the home page" in text
 
 
@@ -202,7 +176,7 @@ def test_the_other_pages_open_cleanly(browser, games):
     d = browser.driver
     for path in ("/games", "/games?status=finished", "/leaderboards", "/leaderboards/nauticus", "/players/ann"):
         browser.open(path)
-        assert d.find_element(*_by("h1")).text, path
+        assert d.find_element(*by("h1")).text, path
         browser.size(PHONE)
-        _no_sideways_scroll(browser)
+        no_sideways_scroll(browser)
         browser.size(DESKTOP)

@@ -11,8 +11,6 @@ import pytest
 import requests
 from support.live import live_service
 
-pytestmark = pytest.mark.e2e
-
 CLOCK = {"type": "fischer", "base_s": 2, "increment_s": 0}
 
 

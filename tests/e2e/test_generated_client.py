@@ -79,8 +79,8 @@ def generated(base_url: str, tmp_path_factory: pytest.TempPathFactory) -> Simple
     out = run.stdout + run.stderr
     assert run.returncode == 0, out
     assert "warning" not in out.lower(), f"openapi-python-client warned:\n{out}"
-    sys.path.insert(0, str(where))
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(where))  # undone on exit: the modules stay imported
         package = importlib.import_module(PACKAGE)
         api = SimpleNamespace(
             Client=package.Client,
@@ -91,8 +91,6 @@ def generated(base_url: str, tmp_path_factory: pytest.TempPathFactory) -> Simple
                 for name in ("create_game", "get_game", "get_legal", "post_intent")
             },
         )
-    finally:
-        sys.path.remove(str(where))
     return api
 
 

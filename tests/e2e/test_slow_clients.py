@@ -6,7 +6,7 @@ The issue's "done when": 200 followers of one game, 200 ``?min_version``
 waits and 200 half-sent requests at once — far more than the 16 request
 threads the API used to have — and ``/healthz`` and an intent POST still
 answer within 100 ms.  The clients run in their own process
-(``scripts/bench_followers.py``, gevent), on loopback, for a bounded time."""
+(``scripts.bench.followers``, gevent), on loopback, for a bounded time."""
 
 from __future__ import annotations
 
@@ -138,9 +138,9 @@ def _post_intent(url: str, store: Any, created: dict[str, Any], rng: random.Rand
 
 @contextlib.contextmanager
 def clients(url: str, out: Path, seconds: float, **counts: Any) -> Iterator[subprocess.Popen[str]]:
-    """``scripts/bench_followers.py`` with ``counts`` (streams=, games=, waits=,
+    """``scripts.bench.followers`` with ``counts`` (streams=, games=, waits=,
     ...), started and ready (every stream has its first line); stopped on exit."""
-    argv = [sys.executable, str(ROOT / "scripts" / "bench_followers.py"), "--url", url, "--out", str(out)]
+    argv = [sys.executable, "-m", "scripts.bench.followers", "--url", url, "--out", str(out)]
     argv += ["--seconds", str(seconds)]
     for k, v in counts.items():
         argv += [f"--{k.replace('_', '-')}", str(v)]

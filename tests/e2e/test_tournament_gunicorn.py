@@ -1,5 +1,5 @@
 """A tournament end to end, through gunicorn (as ``make run`` starts it) and an
-RQ worker: the tournament demo (``scripts/tournament_demo.py``) makes an
+RQ worker: the tournament demo (``scripts.tournament_demo``) makes an
 organiser and bot accounts, creates a Swiss tournament with a short clock,
 registers and starts it; the worker pairs and starts every round by itself;
 the bots play their own seats, except one that never moves and times out in
@@ -36,7 +36,8 @@ def test_trn_040_bots_play_a_swiss_one_times_out_audit_ok_bundle_verifies(live, 
     run = subprocess.run(
         [
             sys.executable,
-            "scripts/tournament_demo.py",
+            "-m",
+            "scripts.tournament_demo",
             "--players=8",
             "--rounds=2",
             "--clock-s=2",

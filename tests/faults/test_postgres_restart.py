@@ -12,15 +12,12 @@ import secrets
 import threading
 import time
 
-import pytest
 import redis
 import requests
-from bots import assert_logs_clean, create, load_soak, soak_config, store_for
-from servers import stack
+from support.bots import assert_logs_clean, create, load_soak, soak_config, store_for
+from support.servers import stack
 
 from service.audit.checks import audit_game
-
-pytestmark = [pytest.mark.fault]
 
 
 def test_postgres_crash_restart_under_load():

@@ -13,15 +13,12 @@ import random
 import secrets
 import time
 
-import pytest
 import redis
 import requests
-from bots import advance, assert_logs_clean, auth, create, equals_rebuild, store_for
-from servers import stack, wait_until
+from support.bots import advance, assert_logs_clean, auth, create, equals_rebuild, store_for
+from support.servers import stack, wait_until
 
 from service.games import registry
-
-pytestmark = [pytest.mark.fault]
 
 
 def _version(url: str, gid: str) -> int:

@@ -23,12 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 import requests
-from bots import advance, create, store_for
-from servers import ROOT, stack, wait_until
-
-pytestmark = [pytest.mark.fault]
+from support.bots import advance, create, store_for
+from support.servers import ROOT, stack, wait_until
 
 ENV = {
     "QD_RATE_LIMITS": "off",  # 500 streams from one address: measure the server, not the abuse limits
@@ -53,7 +50,7 @@ def test_redis_restarted_under_500_streams(tmp_path: Path):
             advance(url, store, g, 3, rng)
         wait_until(lambda: all(_head_projected(st, store, g["id"]) for g in games), 30, "projection")
         out = tmp_path / "followers.json"
-        argv = [sys.executable, str(ROOT / "scripts" / "bench_followers.py"), "--url", url, "--out", str(out)]
+        argv = [sys.executable, "-m", "scripts.bench.followers", "--url", url, "--out", str(out)]
         argv += ["--games", ",".join(g["id"] for g in games), "--streams", "500", "--seconds", "120"]
         followers = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
         try:

@@ -8,15 +8,12 @@ import json
 import secrets
 import time
 
-import pytest
 import redis
 import requests
-from bots import equals_rebuild, store_for
-from servers import stack, wait_until
+from support.bots import equals_rebuild, store_for
+from support.servers import stack, wait_until
 
 from service.core import clocks
-
-pytestmark = [pytest.mark.fault]
 
 
 def test_a_worker_down_across_a_deadline_writes_the_timeout_at_the_deadline_when_it_is_back():

@@ -7,19 +7,16 @@ import random
 import secrets
 import time
 
-import pytest
 import redis
 import requests
-from bots import equals_rebuild, store_for
 from rq import Queue
 from rq.registry import StartedJobRegistry
-from servers import stack, wait_until
+from support.bots import equals_rebuild, store_for
+from support.servers import stack, wait_until
 
 from service.core.commands import GameService
 from service.games import registry
 from workers import nudge
-
-pytestmark = [pytest.mark.fault]
 
 
 def _play_in_process(svc: GameService, game: str, intents: int, rng: random.Random) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from test_leaderboards import fast_forward, handles, quiet_service
+from support.leaderboards import fast_forward, handles, quiet_service
 
 from projections import keys
 from projections.game_lists import index_game as _index_game

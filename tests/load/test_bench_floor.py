@@ -1,4 +1,4 @@
-"""``scripts/bench_floor.py``, the floor of live delivery that ``make bench``
+"""``scripts.bench.floor``, the floor of live delivery that ``make bench``
 turns into ``followers_ratio_bound`` (docs/PERFORMANCE.md, "Sixth session"):
 every line written is read, and each side's CPU per line is counted."""
 
@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_every_line_written_to_the_followers_is_read_and_its_cpu_counted():
     argv = ["--rate", "200", "--size", "500", "--streams", "40", "--games", "4", "--seconds", "1"]
     out = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "bench_floor.py"), *argv],
+        [sys.executable, "-m", "scripts.bench.floor", *argv],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,4 +1,4 @@
-"""``scripts/bench_inprocess.py``, the in-process A/B measure of docs/PERFORMANCE.md
+"""``scripts.bench.inprocess``, the in-process A/B measure of docs/PERFORMANCE.md
 ("Ninth session"; the minimum's part: "Tenth session"): every part runs a few rounds
 against real servers (the machine's PostgreSQL, in a database of the script's own; a
 private Redis, since the script empties the Redis DB it uses) and reports a CPU figure
@@ -18,7 +18,6 @@ import redis
 from psycopg.conninfo import make_conninfo
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "bench_inprocess.py"
 
 
 @pytest.mark.parametrize("part", ["api", "worker", "minimum", "api --limits"])
@@ -34,7 +33,8 @@ def test_each_part_measures_every_intent_it_sends(settings, private_redis_server
     scripts_before = server.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
     db = f"qd_inprocess_{part}_{len(flags)}_{os.getpid()}"
     out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--part", part, *flags, "--rounds", "3", "--db", db],
+        [sys.executable, "-m", "scripts.bench.inprocess", "--part", part, *flags, "--rounds", "3", "--db", db],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,

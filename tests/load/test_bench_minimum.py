@@ -1,4 +1,4 @@
-"""``make bench``'s ``minimum`` phase (scripts/bench_minimum.py, bench_minimum_serve.py) and
+"""``make bench``'s ``minimum`` phase (scripts/bench/minimum.py, minimum_serve.py) and
 its ``limits`` phase (the intents' load with ``make run``'s rate limits on).  The minimum:
 the design's minimum for an intent runs under the bench's gunicorn with its bare worker,
 every append is accepted, every game is projected, its CPU is counted, and its ratio to the
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def bench(settings, redis_server, tmp_path, *argv: str) -> tuple[dict, str]:
-    """``scripts/bench.py argv`` against the machine's PostgreSQL and ``redis_server``;
+    """``python -m scripts.bench argv`` against the machine's PostgreSQL and ``redis_server``;
     its JSON figures, and the PostgreSQL URL it was given."""
     out = tmp_path / "bench.json"
     env = dict(
@@ -31,7 +31,8 @@ def bench(settings, redis_server, tmp_path, *argv: str) -> tuple[dict, str]:
         REDIS_URL=redis_server.url(),
     )
     subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "bench.py"), *argv, "--seconds", "1", "--out", str(out)],
+        [sys.executable, "-m", "scripts.bench", *argv, "--seconds", "1", "--out", str(out)],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=180,

@@ -1,4 +1,4 @@
-"""The soak (``scripts/soak.py``) at a small size, against the real processes
+"""The soak (``scripts.soak``) at a small size, against the real processes
 (gunicorn + an RQ worker) on private PostgreSQL and Redis: every accepted
 intent in its stream exactly once, no gap, zero 5xx, every finished game
 passes its audit, and nothing secret in the processes' logs.
@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import secrets
 
-import pytest
-from faults.bots import assert_logs_clean, load_soak, soak_config
-from faults.servers import stack
-
-pytestmark = [pytest.mark.slow]
+from support.bots import assert_logs_clean, load_soak, soak_config
+from support.servers import stack
 
 
 def test_small_soak_loses_nothing():

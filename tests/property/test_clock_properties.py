@@ -12,7 +12,6 @@ the pipeline, with hypothesis choosing the times, the moves and the schedulers' 
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,8 +20,6 @@ from service.core import clocks, pipeline
 from service.core.replay import fold_stream
 from service.games import registry
 from service.games.base import RuleViolation, forfeited
-
-pytestmark = pytest.mark.property
 
 T0 = clocks.to_us("2026-06-01T00:00:00.000000Z")
 SPECS = st.one_of(

@@ -20,8 +20,6 @@ from service.games.nauticus.commands import (
     TakeGift,
 )
 
-pytestmark = pytest.mark.scenario
-
 # ``do`` and ``refused`` are the checked helpers: every command these tests send must also be in ``legal``.
 
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import pytest
 from support.nautilus_industries import (
     E,
     act,
@@ -24,8 +23,6 @@ from service.games.nautilus_industries.commands import (
     UpgradeSub,
 )
 from service.games.nautilus_industries.setup import commodity_values
-
-pytestmark = pytest.mark.scenario
 
 
 def test_NIN_S01_setup_commodity_values_with_ties() -> None:

@@ -24,8 +24,6 @@ from service.games.waters_of_nereus import ENGINE, context, flow
 from service.games.waters_of_nereus import commands as c
 from service.games.waters_of_nereus.data import NEUTRAL
 
-pytestmark = pytest.mark.scenario
-
 FAR = [(5, 5), (5, 0), (0, 5), (3, 3)]
 
 

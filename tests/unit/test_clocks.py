@@ -14,8 +14,6 @@ from service.core.replay import fold_stream
 from service.games import registry
 from service.games.base import RuleViolation
 
-pytestmark = pytest.mark.unit
-
 T0 = clocks.to_us("2026-03-01T12:00:00.000000Z")
 FISCHER = {"type": "fischer", "base_s": 10, "increment_s": 2}
 DEADLINE = {"type": "deadline", "per_decision_s": 60}

@@ -13,8 +13,6 @@ from service.games.base import RuleViolation, fold, forfeited
 from service.games.rng import Rng
 from service.games.waters_of_nereus import commands as wc
 
-pytestmark = pytest.mark.unit
-
 SEED = bytes(range(32))
 
 

@@ -15,6 +15,7 @@ import pathlib
 import re
 
 import pytest
+from support.markdown import tables
 
 from service.games.rng import LABEL, Rng, commitment
 
@@ -74,27 +75,6 @@ def generate() -> str:
 
 
 # -- parsing the document -----------------------------------------------------
-def tables(text: str) -> dict[str, list[dict[str, str]]]:
-    """Every markdown table under a ``#### <name>`` heading, as rows of cells."""
-    found: dict[str, list[dict[str, str]]] = {}
-    heading = None
-    header: list[str] | None = None
-    for line in text.splitlines():
-        if line.startswith("#### "):
-            heading, header = line[5:].strip(), None
-            continue
-        if not line.startswith("|") or heading is None:
-            header = None if not line.startswith("|") else header
-            continue
-        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
-        if header is None:
-            header = cells
-            found[heading] = []
-        elif set(cells[0]) <= {"-", " ", ":"}:
-            continue
-        else:
-            found[heading].append(dict(zip(header, cells, strict=True)))
-    return found
 
 
 def ints(cell: str) -> list[int]:

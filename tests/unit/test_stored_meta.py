@@ -13,8 +13,6 @@ import pytest
 from service.core import canonical, clocks
 from service.core.records import compact_meta, full_meta
 
-pytestmark = pytest.mark.unit
-
 T0 = "2026-03-01T12:00:00.000000Z"
 SPECS = [
     {"type": "deadline", "per_decision_s": 60},

@@ -234,7 +234,7 @@ def test_module_entry_point_redecides(honest, tmp_path):
 
 def test_audit_md_digest_example_matches_both_implementations():
     """docs/AUDIT.md's worked example, parsed from the page."""
-    from test_rng_vectors import tables
+    from support.markdown import tables
 
     doc = pathlib.Path(__file__).resolve().parents[2] / "docs" / "AUDIT.md"
     rows = {r["name"]: r["value"] for r in tables(doc.read_text(encoding="utf-8"))["Digest example"]}

@@ -20,8 +20,6 @@ from service.games.nauticus.commands import (
     WithdrawMoney,
 )
 
-pytestmark = pytest.mark.unit
-
 # --- bonuses -----------------------------------------------------------------------------------------------
 
 

@@ -17,8 +17,6 @@ from service.games.nauticus import ENGINE, rules
 from service.games.nauticus.commands import COMMANDS, EndTurn
 from service.games.rng import Rng
 
-pytestmark = pytest.mark.unit
-
 
 def playout(seed: int, players: int, bias: bool = True) -> tuple[list, list, dict]:
     """A seeded random game; with ``bias`` it prefers doing things over ending turns (deeper states)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from support.nauticus import do, new_game, refused, start
 
 from service.games.nauticus import ENGINE, scoring
@@ -17,8 +16,6 @@ from service.games.nauticus.commands import (
     WithdrawMoney,
 )
 from service.games.nauticus.data import SHIP_VP, goods_set_vp
-
-pytestmark = pytest.mark.unit
 
 
 def test_NAU_170_171_174_175_176_extra_action_before_the_board_action(monkeypatch):

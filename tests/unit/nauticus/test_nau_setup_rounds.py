@@ -12,8 +12,6 @@ from service.games.nauticus.commands import ChooseAction, EndTurn, PassAction, W
 from service.games.nauticus.data import ACTIONS, ITEMS_OF, STACKS, TURNTABLE
 from service.games.rng import Rng
 
-pytestmark = pytest.mark.unit
-
 # ``do`` and ``refused`` are the checked helpers: every command these tests send must also be in ``legal``.
 
 

@@ -11,8 +11,6 @@ from service.games.nauticus import ENGINE, hulls
 from service.games.nauticus.commands import BuyItem, ChooseReward, EndTurn, PassAction, Transport
 from service.games.nauticus.data import HULL_PARTS
 
-pytestmark = pytest.mark.unit
-
 # --- hulls ------------------------------------------------------------------------------------------------
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from support.nautilus_industries import E, act, clear_tiles, new_state, refused, set_tile, types
 
 from service.games.base import Command
@@ -19,8 +18,6 @@ from service.games.nautilus_industries.commands import (
     UpgradeSub,
     UpgradeWarehouse,
 )
-
-pytestmark = pytest.mark.unit
 
 
 def test_NIN_030_three_laps_in_turn_order() -> None:

@@ -12,8 +12,6 @@ from service.games.base import GameEngine, RuleViolation
 from service.games.nautilus_industries import refusals
 from service.games.nautilus_industries.commands import Sell
 
-pytestmark = pytest.mark.unit
-
 #: "<Sentence> (NIN-xxx, NIN-yyy)." or "<Sentence>." — the one style of every refusal text.
 STYLE = re.compile(r"^[A-Z][^\n]*[^.\s](?: \(NIN-[A-Z]?\d{2,3}(?:, NIN-[A-Z]?\d{2,3})*\))?\.$")
 

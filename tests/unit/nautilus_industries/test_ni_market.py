@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from support.nautilus_industries import (
     E,
     act,
@@ -19,8 +18,6 @@ from support.nautilus_industries import (
 from service.games.base import clone_state
 from service.games.nautilus_industries import data as D
 from service.games.nautilus_industries.commands import Hold, PlaceSub, Sell, SwitchTiles, UpgradeSub
-
-pytestmark = pytest.mark.unit
 
 
 def test_NIN_090_tiles_resolve_in_line_order() -> None:

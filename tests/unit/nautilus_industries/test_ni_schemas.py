@@ -28,8 +28,6 @@ from service.games.nautilus_industries.commands import (
 from service.games.rng import Rng
 from service.games.simulate import SETUP_DOMAIN, random_playout, replay
 
-pytestmark = pytest.mark.unit
-
 GAME = "nautilus-industries"
 
 ALL = [

@@ -9,8 +9,6 @@ from service.games.base import ADMIN, Event, RuleViolation, fold
 from service.games.nautilus_industries import data as D
 from service.games.rng import Rng
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.mark.parametrize("n", [1, 7, 0])
 def test_NIN_001_player_count(n: int) -> None:

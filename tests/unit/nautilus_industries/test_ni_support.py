@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
 from support.nautilus_industries import E, clear_tiles, give, new_state, set_tile, to_sell_step
-
-pytestmark = pytest.mark.unit
 
 
 def test_helpers_build_valid_positions() -> None:

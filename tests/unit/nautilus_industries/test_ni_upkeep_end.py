@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 from support.nautilus_industries import E, act, finish_actions, give, new_state, set_tile, to_sell_step, types
 
 from service.games.nautilus_industries import data as D
 from service.games.nautilus_industries.commands import Hold, PlaceSub, Sell, SwitchTiles
 from service.games.nautilus_industries.scoring import final_result
-
-pytestmark = pytest.mark.unit
 
 
 def test_NIN_110_112_113_upkeep() -> None:

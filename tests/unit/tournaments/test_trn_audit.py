@@ -10,7 +10,7 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trn_states import SEED
+from support.tournament_states import SEED
 
 from service.tournaments import standings
 from service.tournaments.audit import audit

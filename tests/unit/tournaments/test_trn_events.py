@@ -8,7 +8,7 @@ import json
 import random
 
 import pytest
-from trn_states import SEED
+from support.tournament_states import SEED
 
 from service.tournaments import events as ev
 from service.tournaments.commands import CreateTournament

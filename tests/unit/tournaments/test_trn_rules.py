@@ -8,7 +8,7 @@ import hashlib
 import random
 
 import pytest
-from trn_states import SEED
+from support.tournament_states import SEED
 
 from service.core.errors import Conflicting, Forbidden, NotFound, Refused
 from service.tournaments import pairing, rules

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction as F
 
 import pytest
-from trn_states import result, state_of
+from support.tournament_states import result, state_of
 
 from service.tournaments import standings
 from service.tournaments.standings import place_groups, seat_points, seat_score

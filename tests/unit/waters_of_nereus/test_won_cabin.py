@@ -10,8 +10,6 @@ from service.games.base import RuleViolation
 from service.games.waters_of_nereus import ENGINE, cabin, data
 from service.games.waters_of_nereus import commands as c
 
-pytestmark = pytest.mark.unit
-
 
 def purser_turn(seat=0):
     s = turn_of(4, seat, "purser")

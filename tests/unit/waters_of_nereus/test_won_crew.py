@@ -20,8 +20,6 @@ from service.games.base import RuleViolation
 from service.games.waters_of_nereus import ENGINE
 from service.games.waters_of_nereus import commands as c
 
-pytestmark = pytest.mark.unit
-
 FAR = [(5, 5), (5, 0), (0, 5)]
 
 

@@ -19,8 +19,6 @@ from service.games.waters_of_nereus import ENGINE, data
 from service.games.waters_of_nereus import commands as c
 from service.games.waters_of_nereus.data import NEUTRAL
 
-pytestmark = pytest.mark.unit
-
 
 def turn(crew, row, col, gold=None):
     s = turn_of(4, 0, crew)

@@ -16,8 +16,6 @@ from service.games.rng import Rng
 from service.games.waters_of_nereus import ENGINE, legal
 from service.games.waters_of_nereus import commands as c
 
-pytestmark = pytest.mark.unit
-
 CONFIGS = [(2, False), (2, True), (3, False), (4, False)]
 
 PROBES = [

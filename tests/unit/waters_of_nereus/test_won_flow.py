@@ -10,8 +10,6 @@ from service.games.base import RuleViolation
 from service.games.waters_of_nereus import ENGINE, context, data
 from service.games.waters_of_nereus import commands as c
 
-pytestmark = pytest.mark.unit
-
 
 def end_turn_quickly(s, seat):
     """Place the first free marker and end the turn doing nothing else."""

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 from support.waters_of_nereus import act, cell, choose_all, clear_board, new_game, put, rng, start
 
 from service.games.waters_of_nereus import ENGINE, context, data, flow
 from service.games.waters_of_nereus import commands as c
 from service.games.waters_of_nereus.data import NEUTRAL
-
-pytestmark = pytest.mark.unit
 
 
 def test_won_130_won_131_neutral_setup():

@@ -9,8 +9,6 @@ from service.games.base import RuleViolation
 from service.games.waters_of_nereus import ENGINE, context, data, scoring
 from service.games.waters_of_nereus import commands as c
 
-pytestmark = pytest.mark.unit
-
 
 def with_hand(s, seat, cards):
     """Give ``seat`` exactly ``cards`` (swapping with the deck and other hands)."""

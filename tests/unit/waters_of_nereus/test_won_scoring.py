@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
 from support.waters_of_nereus import act, give, rng, start
 
 from service.games.waters_of_nereus import ENGINE, legal, scoring
 from service.games.waters_of_nereus import commands as c
-
-pytestmark = pytest.mark.unit
 
 
 def final_position(players=3):

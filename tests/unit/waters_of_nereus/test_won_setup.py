@@ -10,8 +10,6 @@ from service.games.rng import Rng
 from service.games.waters_of_nereus import ENGINE, data
 from service.games.waters_of_nereus import commands as c
 
-pytestmark = pytest.mark.unit
-
 
 def test_won_001_player_counts_and_neutral_option():
     """WON-001: 2-4 players; the neutral variant only with 2; other options refused."""

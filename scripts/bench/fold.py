@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_env import ROOT
-
 from projections.boards import board_fields, info_from, is_finished
+from scripts.bench.env import ROOT
 from service.core.eventstore import EventStore
 from service.core.records import StoredEvent
 from service.core.replay import fold_stream

@@ -24,6 +24,7 @@ from pathlib import Path
 import psycopg
 import redis
 import requests
+
 from support.live import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,11 +7,11 @@ One run measures (see ``docs/PERFORMANCE.md``):
 * baselines — bare psycopg INSERT+COMMIT (1 and 16 connections) and a minimal
   Flask INSERT endpoint under the same gunicorn set-up as ``make run``;
 * the design's minimum — an append and a nudge behind the same Flask and gunicorn,
-  and a bare worker that reads and writes what it marks (``bench_minimum.py``):
+  and a bare worker that reads and writes what it marks (``scripts/bench/minimum.py``):
   what any implementation of our data flow costs, the bound of our ratios;
 * the peer — the ``eventsourcing`` library's reload-decide-save, in process;
 * ours — intents over HTTP (16 clients), projection lag, intent latency early
-  and late in long games, live delivery to 2,000 followers (``bench_delivery.py``),
+  and late in long games, live delivery to 2,000 followers (``scripts/bench/delivery.py``),
   the in-memory fold ceiling, ``make rebuild`` (rate and peak memory at two
   sizes), random playouts per game;
 
@@ -36,42 +36,29 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import bench_api
-import bench_baseline
-import bench_cpu
-import bench_delivery
-import bench_fold
-import bench_minimum
-import bench_peer
-import bench_plan
-import bench_storage
 import psycopg
-from bench_env import OUT, BenchEnv, cpu_seconds
-from bench_http import LoadResult
-from bench_report import Results, table
 
 from projections.runner import project_game
+from scripts.bench import api as bench_api
+from scripts.bench import baseline as bench_baseline
+from scripts.bench import cpu as bench_cpu
+from scripts.bench import delivery as bench_delivery
+from scripts.bench import fold as bench_fold
+from scripts.bench import minimum as bench_minimum
+from scripts.bench import peer as bench_peer
+from scripts.bench import plan as bench_plan
+from scripts.bench import storage as bench_storage
+from scripts.bench.env import OUT, BenchEnv, cpu_seconds
+from scripts.bench.load import LoadResult
+from scripts.bench.report import Results, table
 from service.bootstrap import bootstrap as make_context
 from service.config import Settings
 from service.core.commands import GameService
 
-PHASES = (
-    "pg",
-    "flask",
-    "minimum",
-    "peer",
-    "api",
-    "lag",
-    "depth",
-    "limits",
-    "followers",
-    "playout",
-    "storage",
-    "rebuild",
-)
 CLIENTS = 16
 _t0 = time.perf_counter()
 
@@ -147,7 +134,7 @@ def run_http(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: f
         # At a fixed rate (open loop), the CPU an intent costs compares between runs
         # better than in the closed loop, where batching moves with the rate reached.
         _put_cpu(res, "cpu_ms_per_intent_at_lag_rate", env, cpu0, cpu1, sum(g.next_step for g in games) - steps0)
-        from bench_http import percentile
+        from scripts.bench.load import percentile
 
         p50, p99 = percentile(lags, 50) * 1000, percentile(lags, 99) * 1000
         res.put(
@@ -244,10 +231,10 @@ def run_limited(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds
 
 
 def run_minimum(env: BenchEnv, res: Results, svc: GameService, seconds: float) -> None:
-    """The design's minimum (``bench_minimum.py``) under ``api_intents_16``'s load."""
+    """The design's minimum (``scripts/bench/minimum.py``) under ``api_intents_16``'s load."""
     bench_minimum.prepare(env.database_url)
     games = [svc.create_game(bench_plan.GAME, ["a", "b"], {})["id"] for _ in range(2 * CLIENTS)]
-    url = env.start_gunicorn("minimum", "bench_minimum_serve:make_app()")
+    url = env.start_gunicorn("minimum", "scripts.bench.minimum_serve:make_app()")
     env.start_process("minimum_worker", bench_minimum.worker_argv())
     say(f"minimum_intents_16: the design's minimum (append + nudge; bare worker) under the same gunicorn at {url}")
     load = bench_minimum.Load(games, CLIENTS)
@@ -391,11 +378,129 @@ def run_rebuild(env: BenchEnv, res: Results, svc: GameService, ctx: Any, scale: 
     res.put("rebuild_rate", runs[-1]["rate"], runs=runs, rss_growth=growth)
 
 
+@dataclass
+class Sitting:
+    """What every phase measures with: the bench's servers and processes, the
+    figures so far, a game service on the bench database, and the options."""
+
+    env: BenchEnv
+    res: Results
+    svc: GameService
+    ctx: Any
+    seconds: float
+    scale: float
+    only: set[str]
+
+
+#: The phases, in the order they run: (the names ``--only`` and the positional
+#: arguments know it by, the function).  ``@phase`` adds to it.
+PHASES: list[tuple[tuple[str, ...], Callable[[Sitting], None]]] = []
+
+
+def phase(*names: str) -> Callable[[Callable[[Sitting], None]], Callable[[Sitting], None]]:
+    """Register a phase.  Adding one is this decorator on one function that
+    measures and ``sitting.res.put(key, value, **details)``s its figures (their
+    unit and meaning go in ``scripts/bench/report.py``'s ``FIGURES``); it runs
+    after the phases defined above it.  A function answering to several names
+    (``api``, ``lag``, ``depth``) runs once if any of them is asked for."""
+
+    def register(run: Callable[[Sitting], None]) -> Callable[[Sitting], None]:
+        PHASES.append((names, run))
+        return run
+
+    return register
+
+
+def phase_names() -> list[str]:
+    return [name for names, _ in PHASES for name in names]
+
+
+@phase("pg")
+def phase_pg(s: Sitting) -> None:
+    for n in (1, CLIENTS):
+        say(f"pg_commit_{n}: bare psycopg INSERT+COMMIT on {n} connection(s)")
+        rate = bench_baseline.pg_commit(s.env.database_url, n, s.seconds / 2)
+        s.res.put(f"pg_commit_{n}", rate)
+        say(f"  {rate:,.0f} events/s")
+
+
+@phase("flask")
+def phase_flask(s: Sitting) -> None:
+    env, res = s.env, s.res
+    url = env.start_gunicorn("baseline", "scripts.bench.wsgi:app")
+    say(f"flask_insert_16: minimal Flask INSERT endpoint under the same gunicorn at {url}")
+    groups = _cpu_groups(env, "baseline")
+    rows0 = _inserted(env)
+    cpu0 = bench_cpu.snapshot(groups)
+    r = bench_baseline.flask_insert(url, CLIENTS, s.seconds)
+    cpu1 = bench_cpu.snapshot(groups)
+    res.put("flask_insert_16", r.rate, p50_ms=r.p(50), p99_ms=r.p(99), errors=r.errors)
+    _put_cpu(res, "cpu_ms_per_flask_insert", env, cpu0, cpu1, _inserted(env) - rows0)
+    env.stop("baseline")
+    say(f"  {r.rate:,.0f} req/s, p50 {r.p(50):.1f} ms, p99 {r.p(99):.1f} ms")
+
+
+@phase("minimum")
+def phase_minimum(s: Sitting) -> None:
+    run_minimum(s.env, s.res, s.svc, s.seconds)
+
+
+@phase("peer")
+def phase_peer(s: Sitting) -> None:
+    say("peer_cmd_1: eventsourcing reload-decide-save on the same PostgreSQL")
+    peer = bench_peer.peer_cmd(s.env.database_url, s.seconds / 2)
+    s.res.put("peer_cmd_1", peer.get("rate"), **peer)
+    say(f"  {peer.get('rate') or 0:,.0f} commands/s")
+
+
+@phase("api", "lag", "depth")
+def phase_http(s: Sitting) -> None:
+    run_http(s.env, s.res, s.svc, s.ctx, s.seconds, s.only)
+
+
+@phase("limits")
+def phase_limits(s: Sitting) -> None:
+    run_limited(s.env, s.res, s.svc, s.ctx, s.seconds)
+
+
+@phase("followers")
+def phase_followers(s: Sitting) -> None:
+    bench_delivery.run(s.env, s.res, s.svc, s.ctx, s.seconds, say)
+
+
+@phase("playout")
+def phase_playout(s: Sitting) -> None:
+    say("playouts: random 2-player games in process")
+    for name, p in bench_fold.playouts(max(1.0, s.seconds / 4)).items():
+        s.res.put(f"playout.{name}", p["rate"], **p)
+        say(f"  {name}: {p['rate']:,.0f} intents/s ({p['per_cpu_second']:,.0f} per CPU second)")
+
+
+@phase("storage")
+def phase_storage(s: Sitting) -> None:
+    say("storage: PostgreSQL bytes per event, in a database of its own (scripts/bench/storage.py)")
+    pg = bench_storage.pg_bytes(s.env.database_url, say)
+    s.res.put("pg_bytes_per_event", pg["bytes_per_event"], **pg)
+    say("storage: Redis bytes of a game's read model, half-way and finished")
+    rb = bench_storage.redis_bytes(s.ctx, s.svc, say)
+    s.res.put("redis_bytes_per_active_game", rb["active_mean"], **rb)
+    s.res.put("redis_bytes_per_finished_game", rb["finished_mean"], **rb)
+
+
+@phase("rebuild")
+def phase_rebuild(s: Sitting) -> None:
+    run_rebuild(s.env, s.res, s.svc, s.ctx, s.scale)
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="make bench", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    names = phase_names()
+    ap = argparse.ArgumentParser(
+        prog="python -m scripts.bench", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    ap.add_argument("phases", nargs="*", metavar="phase", help=f"phases to run (default: all): {', '.join(names)}")
     ap.add_argument("--scale", type=float, default=float(os.environ.get("BENCH_SCALE") or 1))
     ap.add_argument("--seconds", type=float, default=float(os.environ.get("BENCH_SECONDS") or 8))
-    ap.add_argument("--only", default="", help=f"comma-separated phases: {','.join(PHASES)}")
+    ap.add_argument("--only", default="", help="comma-separated phases (the same as naming them)")
     ap.add_argument("--keep", action="store_true", help="keep the bench database and Redis DB afterwards")
     ap.add_argument("--db", default=os.environ.get("BENCH_DB") or "quarterdeck_bench")
     ap.add_argument("--out", type=Path, default=OUT / "latest.json", help="where the figures go (JSON)")
@@ -403,9 +508,9 @@ def main(argv: list[str] | None = None) -> int:
         "--redis-db", type=int, default=int(os.environ["BENCH_REDIS_DB"]) if os.environ.get("BENCH_REDIS_DB") else None
     )
     args = ap.parse_args(argv)
-    only = {p for p in args.only.split(",") if p}
-    if only - set(PHASES):
-        ap.error(f"unknown phase(s) {sorted(only - set(PHASES))}; phases: {', '.join(PHASES)}")
+    only = {p for p in args.only.split(",") if p} | set(args.phases)
+    if only - set(names):
+        ap.error(f"unknown phase(s) {sorted(only - set(names))}; phases: {', '.join(names)}")
     if not (os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL")):
         raise SystemExit("bench: set DATABASE_URL and REDIS_URL (make bench takes them from a running make run)")
     seconds = args.seconds
@@ -416,54 +521,11 @@ def main(argv: list[str] | None = None) -> int:
         say("warning: the machine is busy (load > 1.5): absolute figures will be low; ratios still compare")
     env.reset()
     ctx = make_context(Settings(database_url=env.database_url, redis_url=env.redis_url))
-    svc = GameService(ctx.store, nudge=lambda _gid: None)
+    sitting = Sitting(env, res, GameService(ctx.store, nudge=lambda _gid: None), ctx, seconds, args.scale, only)
     try:
-        if _phase("pg", only):
-            for n in (1, CLIENTS):
-                say(f"pg_commit_{n}: bare psycopg INSERT+COMMIT on {n} connection(s)")
-                rate = bench_baseline.pg_commit(env.database_url, n, seconds / 2)
-                res.put(f"pg_commit_{n}", rate)
-                say(f"  {rate:,.0f} events/s")
-        if _phase("flask", only):
-            url = env.start_gunicorn("baseline", "bench_wsgi:app")
-            say(f"flask_insert_16: minimal Flask INSERT endpoint under the same gunicorn at {url}")
-            groups = _cpu_groups(env, "baseline")
-            rows0 = _inserted(env)
-            cpu0 = bench_cpu.snapshot(groups)
-            r = bench_baseline.flask_insert(url, CLIENTS, seconds)
-            cpu1 = bench_cpu.snapshot(groups)
-            res.put("flask_insert_16", r.rate, p50_ms=r.p(50), p99_ms=r.p(99), errors=r.errors)
-            _put_cpu(res, "cpu_ms_per_flask_insert", env, cpu0, cpu1, _inserted(env) - rows0)
-            env.stop("baseline")
-            say(f"  {r.rate:,.0f} req/s, p50 {r.p(50):.1f} ms, p99 {r.p(99):.1f} ms")
-        if _phase("minimum", only):
-            run_minimum(env, res, svc, seconds)
-        if _phase("peer", only):
-            say("peer_cmd_1: eventsourcing reload-decide-save on the same PostgreSQL")
-            peer = bench_peer.peer_cmd(env.database_url, seconds / 2)
-            res.put("peer_cmd_1", peer.get("rate"), **peer)
-            say(f"  {peer.get('rate') or 0:,.0f} commands/s")
-        if any(_phase(p, only) for p in ("api", "lag", "depth")):
-            run_http(env, res, svc, ctx, seconds, only)
-        if _phase("limits", only):
-            run_limited(env, res, svc, ctx, seconds)
-        if _phase("followers", only):
-            bench_delivery.run(env, res, svc, ctx, seconds, say)
-        if _phase("playout", only):
-            say("playouts: random 2-player games in process")
-            for name, p in bench_fold.playouts(max(1.0, seconds / 4)).items():
-                res.put(f"playout.{name}", p["rate"], **p)
-                say(f"  {name}: {p['rate']:,.0f} intents/s ({p['per_cpu_second']:,.0f} per CPU second)")
-        if _phase("storage", only):
-            say("storage: PostgreSQL bytes per event, in a database of its own (scripts/bench_storage.py)")
-            pg = bench_storage.pg_bytes(env.database_url, say)
-            res.put("pg_bytes_per_event", pg["bytes_per_event"], **pg)
-            say("storage: Redis bytes of a game's read model, half-way and finished")
-            rb = bench_storage.redis_bytes(ctx, svc, say)
-            res.put("redis_bytes_per_active_game", rb["active_mean"], **rb)
-            res.put("redis_bytes_per_finished_game", rb["finished_mean"], **rb)
-        if _phase("rebuild", only):
-            run_rebuild(env, res, svc, ctx, args.scale)
+        for phase_of, run in PHASES:
+            if any(_phase(name, only) for name in phase_of):
+                run(sitting)
     finally:
         ctx.close()
         env.close()
@@ -473,7 +535,3 @@ def main(argv: list[str] | None = None) -> int:
     print(table(res))
     print(f"\nwritten to {out}; took {time.perf_counter() - _t0:.0f}s")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

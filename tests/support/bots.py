@@ -1,13 +1,11 @@
 """Helpers for fault and load tests: the truth read straight from PostgreSQL
 (so games can advance while Redis, and with it ``/legal``, is away), a
 read-model comparison with a rebuild, and the soak client of
-``scripts/soak.py``."""
+``scripts.soak``."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,15 +25,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_soak() -> Any:
-    """``scripts/soak.py`` as a module (it is a script, not a package)."""
-    if "qd_soak" in sys.modules:
-        return sys.modules["qd_soak"]
-    spec = importlib.util.spec_from_file_location("qd_soak", ROOT / "scripts" / "soak.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["qd_soak"] = module
-    spec.loader.exec_module(module)
-    return module
+    """``scripts.soak``, the soak client."""
+    from scripts import soak
+
+    return soak
 
 
 def soak_config(st: Any, admin_token: str, **settings: Any) -> Any:

@@ -8,7 +8,7 @@ time per million events.
 As a phase of ``make bench`` (``--only storage``) it measures the bench
 database as the earlier phases left it; alone::
 
-    DATABASE_URL=... REDIS_URL=... .venv/bin/python scripts/bench_storage.py --events 200000
+    DATABASE_URL=... REDIS_URL=... .venv/bin/python -m scripts.bench.storage --events 200000
 
 loads full games into a database of its own (``quarterdeck_bench_storage``,
 dropped afterwards) up to ``--events``, then measures.
@@ -27,13 +27,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import bench_plan
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from projections import keys
 from projections.runner import project_game
+from scripts.bench import plan as bench_plan
 from service.core import backup
 from service.core.commands import GameService
 
@@ -193,8 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--redis-db", type=int, default=None)
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args(argv)
-    from bench_env import BenchEnv
-
+    from scripts.bench.env import BenchEnv
     from service.bootstrap import bootstrap
     from service.config import Settings
 

@@ -28,8 +28,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from devtools.run import _gunicorn_argv
 from service.core.migrate import migrate
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ROOT / "scripts"
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / ".bench"
 
 
@@ -139,7 +138,6 @@ class BenchEnv:
         port = free_port()
         argv = _gunicorn_argv(port)
         argv[argv.index("service.http.wsgi:app")] = app
-        argv += ["--pythonpath", str(SCRIPTS)]
         self._spawn(name, argv, extra_env)
         url = f"http://127.0.0.1:{port}"
         _wait_healthy(url + "/healthz", self.procs[name], name)

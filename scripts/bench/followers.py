@@ -6,7 +6,7 @@ It runs as its own process under gevent (one greenlet per client, so
 thousands of them cost little), so that its work does not slow down the
 process that measures::
 
-    python scripts/bench_followers.py --url http://127.0.0.1:8000 --games ID,ID --streams 200 \\
+    python -m scripts.bench.followers --url http://127.0.0.1:8000 --games ID,ID --streams 200 \\
         --waits 200 --wait-game ID --wait-version N --half 200 --seconds 20 --out result.json
 
 It prints ``ready`` on stdout once every client is connected (streams: once

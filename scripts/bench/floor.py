@@ -13,7 +13,7 @@ what following can cost: at ``r`` changes a second with ``k`` followers per
 game, at least ``r * k * (writer + reader)`` microseconds of CPU a second
 (docs/PERFORMANCE.md, "Live delivery").
 
-    python scripts/bench_floor.py --rate 450 --size 3000 [--streams 2000 --games 50 --seconds 10]
+    python -m scripts.bench.floor --rate 450 --size 3000 [--streams 2000 --games 50 --seconds 10]
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ PostgreSQL and Redis, so that two trees run alternately in one sitting compare:
 * ``--part worker``: ``projections.runner.catch_up_many`` over batches of ``--batch`` games
   with one new intent each, with the drain job's own cache of its last writes: a drain's work
   except the wake;
-* ``--part minimum``: the API side of the design's minimum (``bench_minimum_serve.py``), its
+* ``--part minimum``: the API side of the design's minimum (``scripts/bench/minimum_serve.py``), its
   WSGI callable called the same way with appends to the same games: what ``--part api``
   spends beyond it is the service's own work (validation, seats, rules, the chain, answers).
 
@@ -24,10 +24,10 @@ database's backends; the worker's part counts the appends that feed it too).  ``
 cProfile (CPU clock) instead.  An A/B, the script importing the tree it sits in::
 
     git archive <before> | tar -x -C /tmp/before
-    cp scripts/bench_inprocess.py /tmp/before/scripts/   # if that tree has none
+    cp scripts/bench/inprocess.py /tmp/before/scripts/   # if that tree has none
     for i in 1 2 3 4 5 6; do
-        .venv/bin/python /tmp/before/scripts/bench_inprocess.py
-        .venv/bin/python scripts/bench_inprocess.py
+        .venv/bin/python /tmp/before/scripts/bench/inprocess.py
+        .venv/bin/python -m scripts.bench.inprocess
     done
 
 It uses a database of its own (``--db``) and an empty Redis DB (``BENCH_REDIS_DB``, or the
@@ -45,16 +45,11 @@ import pstats
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import bench_plan
-from bench_env import BenchEnv, backend_cpu_seconds
-
 from projections import runner
+from scripts.bench import plan as bench_plan
+from scripts.bench.env import BenchEnv, backend_cpu_seconds
 from service.bootstrap import bootstrap
 from service.config import Settings
 from service.core.commands import GameService
@@ -116,8 +111,8 @@ def _api(settings: Settings, games: list[bench_plan.Created]) -> Callable[[], in
 
 def _minimum(env: BenchEnv, games: list[bench_plan.Created]) -> Callable[[], int]:
     """One round: an append of the design's minimum to each game, through its WSGI callable."""
-    import bench_minimum
-    import bench_minimum_serve
+    from scripts.bench import minimum as bench_minimum
+    from scripts.bench import minimum_serve as bench_minimum_serve
 
     bench_minimum.prepare(env.database_url)
     os.environ.update(DATABASE_URL=env.database_url, REDIS_URL=env.redis_url)

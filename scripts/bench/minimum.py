@@ -1,5 +1,5 @@
 """Phase ``minimum`` of ``make bench``: the design's minimum for an intent, under the
-load of ``api_intents_16`` (servers in ``bench_minimum_serve.py``).
+load of ``api_intents_16`` (servers in ``scripts/bench/minimum_serve.py``).
 
 ``minimum_intents_16`` is the rate 16 keep-alive clients reach against it, and
 ``cpu_ms_per_minimum_intent`` what each of its requests costs its gunicorn, its worker
@@ -13,15 +13,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import psycopg
 import redis
-from bench_http import LoadResult, closed_loop
-from bench_minimum_serve import TABLE
 
-SCRIPTS = Path(__file__).resolve().parent
+from scripts.bench.load import LoadResult, closed_loop
+from scripts.bench.minimum_serve import TABLE
+
 #: About the size of a bench intent's body.
 INTENT: dict[str, Any] = {"type": "buy_parts", "parts": ["hull", "engine"], "from": "warehouse", "seat": 1}
 
@@ -40,7 +39,7 @@ def drop(database_url: str) -> None:
 
 
 def worker_argv() -> list[str]:
-    return [sys.executable, str(SCRIPTS / "bench_minimum_serve.py")]
+    return [sys.executable, "-m", "scripts.bench.minimum_serve"]
 
 
 class Load:

@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import redis
-from bench_http import LoadResult, closed_loop, percentile
-from bench_plan import Created
 
 from projections import keys, publish
+from scripts.bench.load import LoadResult, closed_loop, percentile
+from scripts.bench.plan import Created
 
 Progress = Callable[[str], None]
 

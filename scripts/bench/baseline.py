@@ -9,8 +9,9 @@ import time
 from typing import Any
 
 import psycopg
-from bench_http import LoadResult, closed_loop
 from psycopg.types.json import Jsonb
+
+from scripts.bench.load import LoadResult, closed_loop
 
 #: About the size of one event's data + meta (a few hundred bytes of JSON).
 PAYLOAD: dict[str, Any] = {

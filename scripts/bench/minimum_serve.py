@@ -1,5 +1,5 @@
 """The servers of the design's minimum (``make bench``, phase ``minimum``; the phase is
-``bench_minimum.py``): what any implementation of Quarterdeck's data flow must do for
+``scripts/bench/minimum.py``): what any implementation of Quarterdeck's data flow must do for
 one intent, with none of the service's own work.
 
 * ``make_app()`` (served by the same gunicorn set-up as the service, like the Flask baseline):
@@ -11,7 +11,7 @@ one intent, with none of the service's own work.
   dirty in Redis in one script call (through the service's group commit, so one call
   carries the marks that arrived while the one before was in flight), and answers ``{"version": v + k}`` with 201.  No
   validation, no rules, no seat, no clock, no idempotency, no rate limits.
-* ``worker()`` (``python bench_minimum_serve.py``): waits for a mark, takes the dirty
+* ``worker()`` (``python scripts/bench/minimum_serve.py``): waits for a mark, takes the dirty
   games, reads their rows after its checkpoints (one query, the store's LATERAL shape),
   writes each game's version and new rows to its hash and announces it, in one
   ``MULTI`` (the checkpoint moves with the view), and lingers the service's gather

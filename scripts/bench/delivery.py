@@ -3,7 +3,7 @@
 2,000 concurrent followers (``GET /v1/games/{id}/stream``, half as spectators,
 half as a seat) spread over 50 running games, while 16 clients post intents
 to those games, under gunicorn as ``make run`` starts it.  Two helper
-processes (``scripts/bench_followers.py``, gevent; loopback only, bounded):
+processes (``scripts/bench/followers.py``, gevent; loopback only, bounded):
 
 * the *watcher* hears every projection's announcement (``g:{id}:changed``,
   published inside the projection's MULTI: the moment its write commits) and
@@ -33,13 +33,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import bench_api
-import bench_plan
-from bench_env import OUT, SCRIPTS, BenchEnv, cpu_seconds
-from bench_http import percentile
-from bench_report import Results
-
 from projections.runner import project_game
+from scripts.bench import api as bench_api
+from scripts.bench import plan as bench_plan
+from scripts.bench.env import OUT, ROOT, BenchEnv, cpu_seconds
+from scripts.bench.load import percentile
+from scripts.bench.report import Results
 from service.core.commands import GameService
 
 FOLLOWERS = 2000
@@ -50,7 +49,11 @@ CLIENTS = 16
 def _start(argv: list[str], name: str) -> subprocess.Popen[str]:
     log = open(OUT / f"{name}.log", "w")  # noqa: SIM115 - the child owns it
     proc = subprocess.Popen(
-        [sys.executable, str(SCRIPTS / "bench_followers.py"), *argv], stdout=subprocess.PIPE, stderr=log, text=True
+        [sys.executable, "-m", "scripts.bench.followers", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
     )
     log.close()
     return proc
@@ -249,7 +252,7 @@ def _floor(
     line_bytes: int,
     say: Callable[[str], None],
 ) -> None:
-    """The followers' floor (``scripts/bench_floor.py``) at the load the ratio
+    """The followers' floor (``scripts/bench/floor.py``) at the load the ratio
     target asks for: 0.9 of the intents rate without followers, as changes
     (``changes_per_intent``: the drain coalesces some), each a line for each
     follower of its game.  From its CPU per line, the highest intents ratio
@@ -259,7 +262,8 @@ def _floor(
     rate = 0.9 * alone_rate * changes_per_intent
     say(f"  floor: bare sockets, {rate:,.0f} changes/s of {line_bytes:,}-byte lines to {FOLLOWERS} followers")
     out = subprocess.run(
-        [sys.executable, str(SCRIPTS / "bench_floor.py"), "--rate", f"{rate:.1f}", "--size", str(line_bytes)],
+        [sys.executable, "-m", "scripts.bench.floor", "--rate", f"{rate:.1f}", "--size", str(line_bytes)],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,

@@ -40,7 +40,10 @@ FIGURES: dict[str, tuple[str, str]] = {
     "followers_delivery_p99_ms": ("ms", "projection commit -> read by a follower, p99"),
     "healthz_p99_ms_with_followers": ("ms", "/healthz p99 while 2,000 followers and 16 intent clients run"),
     "api_intents_16_with_followers": ("intents/s", "api_intents_16 while 2,000 followers follow the games"),
-    "followers_ratio_bound": ("ratio", "highest intents ratio bare-socket delivery leaves here (bench_floor.py)"),
+    "followers_ratio_bound": (
+        "ratio",
+        "highest intents ratio bare-socket delivery leaves here (bench/floor.py)",
+    ),
 }
 
 

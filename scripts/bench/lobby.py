@@ -6,7 +6,7 @@ tables, in process (the Flask test client, no HTTP), beside ``GET /v1/games``
 (a page of 50 from the Redis game lists, the read model it would otherwise
 be), and a join of a table (its row lock, the seat, the answer).
 
-    DATABASE_URL=... REDIS_URL=... .venv/bin/python scripts/bench_lobby.py [--tables 1000]
+    DATABASE_URL=... REDIS_URL=... .venv/bin/python -m scripts.bench.lobby [--tables 1000]
 
 Uses its own database (``qd_bench_lobby``, dropped at the end) and an empty
 Redis DB given by ``--redis-db`` (default 12; it refuses a DB that holds
@@ -21,9 +21,6 @@ import statistics
 import sys
 import time
 import uuid
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg
 import redis
