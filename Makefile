@@ -38,7 +38,7 @@ require = if [ -z "$(strip $($(1)))" ]; then echo "error: 'make $@' needs $(1)=<
 script = $(LOAD_ENV); $(PY) -m scripts.$(1) $(ARGS)
 
 .PHONY: help install run test test-fast test-layer migrate worker rebuild catch-up backup restore audit replay export verify lint fmt \
-        bench demo tournament-demo soak up down clean browser screenshots
+        bench bench-report demo tournament-demo soak up down clean browser screenshots
 
 help: ## list the targets
 	@echo "Quarterdeck — make targets (services: env DATABASE_URL/REDIS_URL, else a running 'make run')"
@@ -153,6 +153,9 @@ fmt: install ## ruff format + ruff check --fix
 
 bench: install ## benchmark (python -m scripts.bench; ARGS='api lag' or ARGS=--help passes options)
 	@$(call script,bench)
+
+bench-report: install ## write .bench/latest.json (or JSON=<path>) into docs/PERFORMANCE.md's table (keeps it in docs/bench/)
+	@$(PY) -m scripts.bench.report $(JSON)
 
 demo: install ## play a demo game against the API (python -m scripts.demo; ARGS=--tournament: the tournament demo)
 	@if [ "$(ARGS)" = "--tournament" ]; then $(MAKE) tournament-demo ARGS=; else $(call script,demo); fi
