@@ -12,7 +12,7 @@ A finished game's hash is given a time to live (``retention`` seconds,
 finish, so its views and its checkpoint leave Redis together.  A
 later read finds no hash and asks for a catch-up, which folds the whole
 stream again (checkpoint 0) and sets the time to live again: Redis holds the
-working set, PostgreSQL the history (docs/PERFORMANCE.md "Redis retention").
+working set, PostgreSQL the history (docs/PERFORMANCE.md "Redis retention of finished games").
 The game lists, the leaderboards and the feeds' cursors never expire.
 """
 
@@ -188,7 +188,7 @@ class Checkpoints:
     """The drain job's last writes, most recent last, at most ``size`` games
     (``QD_PROJECTION_CACHE``): a game projected again is folded from here, with no
     read of its checkpoint and state back from Redis (two round trips and a parse
-    fewer a wake, ``make bench``: docs/PERFORMANCE.md "Eighth session").  Trusted
+    fewer a wake, ``make bench``: docs/PERFORMANCE.md "The drain job keeps its last writes").  Trusted
     only through the guard: a write over a checkpoint that moved meanwhile (another
     worker, a rebuild, a flush) is refused by Redis, and the game is read again.
     An entry is taken out while its game is folded (a fold advances the state in
@@ -357,7 +357,7 @@ def _apply(pipe: Any, write: _Write) -> None:
     # hold of a game (its creation time, type, players, rating, status) comes
     # from its opening event and its status alone, so only the hash's first
     # write and the finish can change them: rewriting the same members on every
-    # commit was most of the write's commands (docs/PERFORMANCE.md, "Third session").
+    # commit was most of the write's commands (docs/PERFORMANCE.md, "Only what can change is written").
     if write.first or write.finished_now:
         game_lists.index_game(pipe, write.info, write.fields, write.finished_now)
     # The clocks' index too: the scheduler looks for timeouts there (workers/timeouts.py).
@@ -516,8 +516,8 @@ def rebuild_boards(
     # thread waits with the GIL released) while this one is folded, and each
     # group is read in one query and written in one script.  Game by game, the
     # round trips (stream, token hashes, WATCH, read, MULTI) cost ~2 ms a game,
-    # more than folding a small game (docs/PERFORMANCE.md, "Rebuild by
-    # groups").  At most READERS + 1 groups of GROUP games are held at a time,
+    # more than folding a small game (docs/PERFORMANCE.md, "Rebuild
+    # reads").  At most READERS + 1 groups of GROUP games are held at a time,
     # and one parsed stream, so memory stays flat however many events the
     # store holds.
 

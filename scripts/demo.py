@@ -292,7 +292,7 @@ def check_rebuild(api: Client, env: dict[str, str], timeout: float) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     env = devdata_env()
-    parser = argparse.ArgumentParser(prog="scripts/demo.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m scripts.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--url", default=setting("QD_URL", env) or setting("QD_API_URL", env) or "http://127.0.0.1:8000"
     )

@@ -64,7 +64,7 @@ def freeze_startup_heap() -> None:
     sight (``gc.freeze``): a full collection walked all of them, 30-85 ms on
     our 2-core machine, a pause in which the process answers nothing and
     projects nothing, and the largest outliers of ``lag_p99_ms`` and of
-    ``/healthz`` (docs/PERFORMANCE.md, "Garbage-collector pauses").  They are
+    ``/healthz`` (docs/PERFORMANCE.md, "Engines imported and the heap frozen").  They are
     never freed anyway; whatever is created later is collected as before."""
     gc.collect()
     gc.freeze()

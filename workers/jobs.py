@@ -66,7 +66,7 @@ def _linger(ctx: context.Context, shard: int, seconds: float, flagged: float) ->
                 # Under load, let the next commits gather before the next wake: a
                 # batch's round trips (wake, read, write) are shared by its games
                 # (make bench: 2.4 games a batch at the closed loop's rate, 1.0 at
-                # half of it, without this; docs/PERFORMANCE.md "Eighth session").
+                # half of it, without this; docs/PERFORMANCE.md "The drain job gathers").
                 # Idle, the next commit still wakes the job at once.
                 time.sleep(gather)
     finally:

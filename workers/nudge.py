@@ -22,7 +22,7 @@ The job takes the flag as it *starts*, not after its first drain: a commit
 during that drain would otherwise have found no flag and enqueued one more
 job, and under load one did nearly every time, so jobs alternated instead of
 lingering (``make bench``, lag phase: 58-123 such jobs in a run, each a full
-RQ job cycle that the commits behind it waited for; docs/PERFORMANCE.md, "Lag").  The
+RQ job cycle that the commits behind it waited for; docs/PERFORMANCE.md, "Lag: the drain job lingers").  The
 API calls one function, :meth:`Nudge.__call__`, after every commit, and the
 query side calls the same one to ask for a missing read model.
 """
@@ -129,7 +129,7 @@ class Nudge:
         Group commit (``workers.coalesce``): the commits that arrive while a
         mark is in flight are marked together in the next one, one round trip
         for all (an API process under load has several requests between their
-        append and their mark at once; docs/PERFORMANCE.md, "Ninth session").
+        append and their mark at once; docs/PERFORMANCE.md, "The nudge's group commit").
         Each call returns once its own game is marked, as before."""
         self._coalesced(game_id)
 
@@ -185,7 +185,7 @@ class Nudge:
         in ONE round trip: Redis runs a pipeline's commands in order, so the pop
         happens once the wait is over (woken or timed out).  A lingering job
         under load is woken about once per commit: one round trip per wake
-        instead of three (docs/PERFORMANCE.md, "Third session").  Returns the
+        instead of three (docs/PERFORMANCE.md, "Lag: the drain job lingers").  Returns the
         games popped (whether woken or not: they must be projected) and whether
         another job waits."""
         with self.redis.pipeline(transaction=False) as pipe:

@@ -72,7 +72,7 @@ class LagWatcher:
     polling: the watcher used to poll the pending games' versions every 0.5 ms,
     ~2,000 round trips a second from the bench to the Redis server being
     measured, and half a millisecond of quantisation (docs/PERFORMANCE.md,
-    "Lag").  An intent whose version was announced before its answer reached
+    "What each figure means").  An intent whose version was announced before its answer reached
     its client counts 0."""
 
     def __init__(self, r: redis.Redis):

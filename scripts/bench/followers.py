@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = sum(1 for f in followers if f.status == 200 and f.boards)
     # The measuring instrument must not pause itself: with thousands of
     # clients alive, this process's collections took up to 228 ms (a
-    # gc.callbacks probe, docs/PERFORMANCE.md "Fourth session"), and every
+    # gc.callbacks probe), and every
     # follower's read would wait for them, counted as the server's delivery
     # time.  No collection while it measures (its garbage is freed by
     # reference counting; what it records it keeps anyway), one after.

@@ -2,7 +2,7 @@
 
 ``make bench`` measures the service as it runs (gunicorn, the RQ worker, PostgreSQL), and on a
 shared VM its figures wander by a third between runs of the same tree (docs/PERFORMANCE.md,
-"Ninth session").  This measures one side at a time in this process only, against the real
+"Running the benchmark").  This measures one side at a time in this process only, against the real
 PostgreSQL and Redis, so that two trees run alternately in one sitting compare:
 
 * ``--part api``: the app's WSGI callable (``create_app``), called directly with prepared

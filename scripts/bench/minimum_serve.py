@@ -19,8 +19,8 @@ one intent, with none of the service's own work.
   views, no RQ.
 
 Everything the service does on top of this only adds to it: its CPU per intent and its
-rate bound what the service's can be on this machine (docs/PERFORMANCE.md, "Tenth
-session")."""
+rate bound what the service's can be on this machine (docs/PERFORMANCE.md, "What
+bounds the targets")."""
 
 from __future__ import annotations
 

@@ -94,7 +94,7 @@ _FOLD_COLUMNS = (
 #: The rows those aggregates read, in seq order: a sorted subquery is sorted
 #: once for both aggregates, where each ``string_agg(... ORDER BY seq)`` sorted
 #: its own input (PostgreSQL 15): 0.81-0.96 -> 0.65-0.70 µs of PostgreSQL an
-#: event (docs/PERFORMANCE.md, "Fifth session").  An aggregate over a sorted
+#: event (docs/PERFORMANCE.md, "Rebuild reads").  An aggregate over a sorted
 #: subquery with nothing between them reads the rows in that order
 #: (PostgreSQL's documentation of aggregate expressions);
 #: tests/integration/test_eventstore.py checks the order against ``read``.
@@ -111,7 +111,7 @@ _FOLD_QUERY = (
 #: game with nothing new gives no row.  A join grouped by game let the planner
 #: scan the whole events table instead (a parallel hash join: ~200 ms a call
 #: at a million events, whatever the games asked and however few their new
-#: events; docs/PERFORMANCE.md, "Fourth session").
+#: events).
 _FOLD_MANY_QUERY = (
     "SELECT c.game_id::text, f.* FROM unnest(%s::uuid[], %s::int[]) AS c(game_id, after)"
     f" CROSS JOIN LATERAL (SELECT {_FOLD_COLUMNS}, {_HEAD_META.format('c.game_id')}"
@@ -134,7 +134,7 @@ def insert_guarded(n: int, table: str = "events", stream: str = "game_id") -> st
     and caches the conversion only up to 50 parameters: an intent of seven
     events or more (7 parameters a row) was parsed again on every append,
     ~6 % of the API's CPU on a Nautilus Industries load (docs/PERFORMANCE.md,
-    "Ninth session").  Built once per row count (cached)."""
+    "The append numbers its own placeholders").  Built once per row count (cached)."""
     cols = _EVENT_COLS.replace("game_id", stream, 1)
     rows = ", ".join(
         _ROW_TEMPLATE.format(*(f"${first + i}" for i in range(_PARAMS_PER_ROW)))
@@ -291,7 +291,7 @@ def configure_connection(conn: psycopg.Connection) -> None:
     compiler.  Our queries are short; JIT is chosen by estimated cost, and the
     fold read of several games (one index range per game, each estimated at
     thousands of rows) crossed its threshold and spent 10-40 ms compiling what
-    then ran in 0.3 ms (docs/PERFORMANCE.md, "Fourth session")."""
+    then ran in 0.3 ms."""
     conn.execute("SET jit = off")
 
 
@@ -454,8 +454,8 @@ class EventStore(Pooled):
         ids = list(afters)
         # The arrays travel as text literals ('{...}'), cast by the query: psycopg dumps a
         # list of UUIDs element by element in Python, which cost more than the query's own
-        # round trip (111-118 µs a call for two games, 68 µs so; docs/PERFORMANCE.md "Eighth
-        # session").  A UUID's canonical text and an integer need no quoting in a literal.
+        # round trip (111-118 µs a call for two games, 68 µs so; docs/PERFORMANCE.md "Only
+        # what can change is written").  A UUID's canonical text and an integer need no quoting in a literal.
         game_ids = "{" + ",".join(str(uuid.UUID(g)) for g in ids) + "}"
         seqs = "{" + ",".join(str(int(afters[g])) for g in ids) + "}"
         rows = self._fetch(_FOLD_MANY_QUERY, (game_ids, seqs))
@@ -521,7 +521,7 @@ class EventStore(Pooled):
         leaderboards fold.  Through ``read_all`` they paid the derived digests
         of every row and a round trip per game for its opening: for the 36
         games of the bench's rebuild, 46-56 ms of CPU against 15
-        (docs/PERFORMANCE.md, "Sixth session")."""
+        (docs/PERFORMANCE.md, "Rebuild reads")."""
         q = (
             "SELECT events.tx_id::text, events.position, events.game_id::text, events.data,"
             f" coalesce(events.meta, ({_META_BEFORE_ROW}))->>'received_at', o.type, o.data"

@@ -92,7 +92,7 @@ class Command:
 def _field_names(cls: type) -> tuple[str, ...]:
     """A command class's field names, in order.  ``dataclasses.fields`` builds
     them anew on every call, and every legal list of every projection calls
-    ``to_json`` on each legal command (docs/PERFORMANCE.md, "Third session")."""
+    ``to_json`` on each legal command (docs/PERFORMANCE.md, "Only what can change is written")."""
     return tuple(f.name for f in dataclasses.fields(cls))
 
 

@@ -300,7 +300,7 @@ def lean_post_intent(documented: Callable[..., Any]) -> Callable[..., Any]:
     same function and the same answer as the documented view (``documented``: the
     flask-smorest chain around :func:`post_intent`, which also gives the OpenAPI
     description), without that chain's layers (flask-smorest's and webargs' wrappers:
-    ~10 % of the API process's CPU an intent, docs/PERFORMANCE.md "Eighth session").  A
+    ~10 % of the API process's CPU an intent, docs/PERFORMANCE.md "A lean view").  A
     body the schema refuses goes through ``documented``, so every refusal keeps its
     exact shape (422 ``validation_error`` with webargs' details)."""
 

@@ -23,7 +23,7 @@ credential) is checked and counted by one script, and both clients' scripts go
 in one pipeline: one round trip a request.  Flask-Limiter, which we used
 before, sent one script call per window (four for an intent) and resolved its
 limits in Python on every request: 1.0-1.4 ms of CPU an intent, more than the
-intent itself (docs/PERFORMANCE.md, "Tenth session").  Each client's windows
+intent itself (docs/PERFORMANCE.md, "Rate limits in one round trip").  Each client's windows
 share a hash tag, so the scripts run unchanged on Redis Cluster.
 
 The gate (:func:`expensive`) bounds how many audits, time travels and exports

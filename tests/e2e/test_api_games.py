@@ -169,7 +169,7 @@ def test_the_lean_intent_view_answers_as_the_documented_one(
     app, client, new_game, monkeypatch, name, raw, ctype, status, code
 ):
     """``POST /intents`` is served by ``games.lean_post_intent`` (docs/PERFORMANCE.md,
-    "Eighth session"): every refusal is byte for byte the documented view's (the
+    "A lean view"): every refusal is byte for byte the documented view's (the
     flask-smorest chain the OpenAPI describes), and so is an accepted intent's shape."""
     endpoint = "games.post_intent"
     lean = app.view_functions[endpoint]

@@ -305,7 +305,7 @@ def test_a_commit_during_a_drain_jobs_first_drain_wakes_it_instead_of_enqueuing_
     """workers/nudge.py: a drain job flags its shard "lingering" as it starts,
     not after its first drain.  Under load a commit arrived during that drain
     nearly every time, found no flag and enqueued one more job, so jobs
-    alternated instead of lingering (docs/PERFORMANCE.md, "Lag")."""
+    alternated instead of lingering (docs/PERFORMANCE.md, "Lag: the drain job lingers")."""
     from workers import context, jobs
     from workers.nudge import MARK as _MARK
     from workers.nudge import PENDING_TTL

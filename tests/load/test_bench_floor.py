@@ -1,5 +1,5 @@
 """``scripts.bench.floor``, the floor of live delivery that ``make bench``
-turns into ``followers_ratio_bound`` (docs/PERFORMANCE.md, "Sixth session"):
+turns into ``followers_ratio_bound`` (docs/PERFORMANCE.md, "What each figure means"):
 every line written is read, and each side's CPU per line is counted."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``scripts.bench.inprocess``, the in-process A/B measure of docs/PERFORMANCE.md
-("Ninth session"; the minimum's part: "Tenth session"): every part runs a few rounds
+("Running the benchmark"): every part runs a few rounds
 against real servers (the machine's PostgreSQL, in a database of the script's own; a
 private Redis, since the script empties the Redis DB it uses) and reports a CPU figure
 per intent."""

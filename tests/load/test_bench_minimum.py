@@ -2,7 +2,7 @@
 its ``limits`` phase (the intents' load with ``make run``'s rate limits on).  The minimum:
 the design's minimum for an intent runs under the bench's gunicorn with its bare worker,
 every append is accepted, every game is projected, its CPU is counted, and its ratio to the
-Flask baseline becomes ``api_ratio_bound`` (docs/PERFORMANCE.md, "Tenth session").  Real
+Flask baseline becomes ``api_ratio_bound`` (docs/PERFORMANCE.md, "What each figure means").  Real
 PostgreSQL (a database of the run's own) and a private Redis."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``workers.coalesce``: the group commit behind the projection nudge
-(docs/PERFORMANCE.md, "Ninth session").  Threads stand in for the gevent
+(docs/PERFORMANCE.md, "The nudge's group commit").  Threads stand in for the gevent
 worker's greenlets (the same primitives, patched there)."""
 
 from __future__ import annotations
