@@ -1,0 +1,65 @@
+"""``make bench`` as one package (docs/PERFORMANCE.md, "Running the benchmark"): its
+command line, its phases, and the page's table generated from a run's JSON, never typed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scripts.bench import report, run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_help_lists_every_phase_and_needs_no_server():
+    out = subprocess.run(
+        [sys.executable, "-m", "scripts.bench", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert "usage: python -m scripts.bench" in out.stdout
+    for name in run.phase_names():
+        assert name in out.stdout
+
+
+def test_an_unknown_phase_is_refused_before_anything_runs():
+    out = subprocess.run(
+        [sys.executable, "-m", "scripts.bench", "no-such-phase"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 2
+    assert "unknown phase(s) ['no-such-phase']" in out.stderr
+
+
+def test_phases_run_in_order_and_a_function_answers_to_each_of_its_names():
+    names = run.phase_names()
+    assert names[:3] == ["pg", "flask", "minimum"] and names[-1] == "rebuild"
+    assert len(names) == len(set(names))
+    by_name = {name: fn for names_of, fn in run.PHASES for name in names_of}
+    assert by_name["api"] is by_name["lag"] is by_name["depth"] is run.phase_http
+
+
+def test_the_pages_table_is_the_kept_run_as_bench_report_writes_it():
+    page = report.PAGE.read_text(encoding="utf-8")
+    kept = json.loads(report.KEPT.read_text(encoding="utf-8"))
+    assert report.publish(page, kept) == page, (
+        "docs/PERFORMANCE.md's table is not docs/bench/latest.json's: make bench-report"
+    )
+
+
+def test_a_changed_figure_changes_the_table_and_the_targets():
+    kept = json.loads(report.KEPT.read_text(encoding="utf-8"))
+    page = report.PAGE.read_text(encoding="utf-8")
+    slower = dict(kept, cpu_ms_per_intent=9.87)
+    changed = report.publish(page, slower)
+    assert changed != page
+    assert "cpu_ms_per_intent                    9.87" in changed
+    targets = {t.name: t for t in report.Results.from_json(slower).targets()}
+    assert targets["cpu_ms_per_intent"].met is False
+
+
+def test_a_page_without_markers_is_refused():
+    with pytest.raises(ValueError, match="markers"):
+        report.publish("# A page\n", {})
