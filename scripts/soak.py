@@ -519,7 +519,9 @@ def own_service(database_url: str, redis_url: str, admin_token: str, workers: in
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--games", type=int, default=int(os.environ.get("SOAK_GAMES", "200")))
     parser.add_argument("--clients", type=int, default=int(os.environ.get("SOAK_CLIENTS", "32")))
     parser.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED", "1")))

@@ -90,7 +90,7 @@ def print_standings(title: str, standings: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, default=12)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--table-size", type=int, default=4)

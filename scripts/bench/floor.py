@@ -106,7 +106,9 @@ def measure(rate: float, size: int, streams: int, games: int, seconds: float) ->
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rate", type=float, required=True, help="changes a second, over all games")
     ap.add_argument("--size", type=int, default=3000, help="bytes a line")
     ap.add_argument("--streams", type=int, default=2000)

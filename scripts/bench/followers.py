@@ -192,7 +192,7 @@ def watch(redis_url: str, out: list[list[Any]], stop: Event, ready: Event) -> No
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="bench_followers", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m scripts.bench.followers", description=__doc__.split("\n\n")[0])
     ap.add_argument("--url", required=True)
     ap.add_argument("--games", default="", help="comma-separated game ids the streams follow (round robin)")
     ap.add_argument("--tokens", default="", help="comma-separated seat tokens, one per game (optional)")

@@ -155,7 +155,7 @@ def _worker(ctx: Any, games: list[bench_plan.Created], batch: int) -> Callable[[
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.split("\n\n")[0])
     ap.add_argument("--part", choices=("api", "worker", "minimum"), default="api")
     ap.add_argument("--rounds", type=int, default=60, help=f"rounds measured, {GAMES} intents each")
     ap.add_argument("--batch", type=int, default=3, help="worker: games per catch-up")

@@ -43,7 +43,7 @@ def timed(fn, n: int) -> tuple[float, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.split("\n\n")[0])
     ap.add_argument("--tables", type=int, default=1000)
     ap.add_argument("--redis-db", type=int, default=12)
     ap.add_argument("--samples", type=int, default=300)

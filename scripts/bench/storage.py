@@ -187,7 +187,9 @@ def backup_rate(database_url: str, say: Callable[[str], None]) -> dict[str, Any]
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog=f"python -m {__spec__.name}", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     ap.add_argument("--events", type=int, default=200_000)
     ap.add_argument("--db", default="quarterdeck_bench_storage")
     ap.add_argument("--redis-db", type=int, default=None)
