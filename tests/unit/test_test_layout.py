@@ -1,0 +1,58 @@
+"""The suite's own conventions (docs/DEVELOPING.md, "Tests"): a test's layer is its folder
+(tests/conftest.py marks it; no file marks itself), every helper lives in tests/support/,
+no test imports another test module, and neither the tests nor scripts/ edit the import
+path: they import packages."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TESTS = ROOT / "tests"
+IMPORT_PATH = "sys." + "path"  # spelled apart, so that this file is no match of its own
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in TESTS.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _imported(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_every_helper_module_lives_in_tests_support():
+    strays = [
+        str(p.relative_to(ROOT))
+        for p in _modules()
+        if not p.name.startswith("test_") and p.name != "conftest.py" and "support" not in p.relative_to(TESTS).parts
+    ]
+    assert not strays, f"helpers outside tests/support/: {strays}"
+
+
+def test_no_test_imports_another_test_module():
+    tests = {p.stem for p in _modules() if p.name.startswith("test_")}
+    folders = {p.name for p in TESTS.iterdir() if p.is_dir() and p.name != "support"}
+    offenders = {}
+    for path in _modules():
+        bad = {n for n in _imported(path) if n.split(".")[0] in tests | folders}
+        if bad:
+            offenders[str(path.relative_to(ROOT))] = sorted(bad)
+    assert not offenders, f"imports of test modules (move the helper to tests/support/): {offenders}"
+
+
+def test_no_test_file_sets_its_own_markers():
+    marked = [str(p.relative_to(ROOT)) for p in _modules() if "\npytestmark" in p.read_text(encoding="utf-8")]
+    assert not marked, f"layers come from the folder (tests/conftest.py), not pytestmark: {marked}"
+
+
+def test_neither_tests_nor_scripts_edit_the_import_path():
+    sources = [*_modules(), *sorted((ROOT / "scripts").rglob("*.py"))]
+    editing = [str(p.relative_to(ROOT)) for p in sources if IMPORT_PATH in p.read_text(encoding="utf-8")]
+    assert not editing, f"import packages instead of editing {IMPORT_PATH}: {editing}"
