@@ -69,11 +69,10 @@ class LagWatcher:
     announces: ``PUBLISH g:{<id>}:changed <version>`` is queued in the same
     ``MULTI`` that writes the game's new version (projections/publish.py), so
     hearing it is the moment the version became visible.  Listening, not
-    polling: the watcher used to poll the pending games' versions every 0.5 ms,
-    ~2,000 round trips a second from the bench to the Redis server being
-    measured, and half a millisecond of quantisation (docs/PERFORMANCE.md,
-    "What each figure means").  An intent whose version was announced before its answer reached
-    its client counts 0."""
+    polling: polling the pending games' versions every 0.5 ms would cost ~2,000
+    round trips a second to the Redis server being measured, and half a
+    millisecond of quantisation.  An intent whose version was announced before
+    its answer reached its client counts 0."""
 
     def __init__(self, r: redis.Redis):
         self.r = r

@@ -20,11 +20,11 @@ its algorithm and, when Redis cannot be reached, its in-memory storage: each
 process counts alone until Redis is back, so a limit never takes the API down
 with it).  In Redis, every window of one client (its address, or its
 credential) is checked and counted by one script, and both clients' scripts go
-in one pipeline: one round trip a request.  Flask-Limiter, which we used
-before, sent one script call per window (four for an intent) and resolved its
-limits in Python on every request: 1.0-1.4 ms of CPU an intent, more than the
-intent itself (docs/PERFORMANCE.md, "Rate limits in one round trip").  Each client's windows
-share a hash tag, so the scripts run unchanged on Redis Cluster.
+in one pipeline: one round trip a request.  A script call per window (four for
+an intent, as Flask-Limiter makes them) with the limits resolved in Python on
+every request cost more CPU than the intent itself (docs/PERFORMANCE.md, "Rate
+limits in one round trip").  Each client's windows share a hash tag, so the
+scripts run unchanged on Redis Cluster.
 
 The gate (:func:`expensive`) bounds how many audits, time travels and exports
 one process computes at once, whoever asks: rate limits bound one client, the
