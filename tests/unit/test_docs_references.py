@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -38,11 +39,13 @@ def _rel(page: Path) -> str:
     return str(page.relative_to(ROOT))
 
 
+@cache
 def _make_targets() -> set[str]:
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
     return {m.group(1) for m in re.finditer(r"^([a-zA-Z][\w-]*):", text, re.M)}
 
 
+@cache
 def _settings_read() -> set[str]:
     """Every QD_* variable the code reads: the settings' names, and any literal in code."""
     names = {env_name(f.name) for f in dataclasses.fields(Settings)}
@@ -54,6 +57,7 @@ def _settings_read() -> set[str]:
     return names
 
 
+@cache
 def _error_codes() -> set[str]:
     """The registry's codes, each game's rule codes, and the rule codes every game
     shares (raised as ``RuleViolation("<code>", ...)`` by the platform's pipeline)."""
