@@ -21,12 +21,13 @@ default's windows and amounts no single client reaches: what counting them costs
 Prints one JSON line: ``us_per_intent`` (this process's CPU time; the worker's part: inside
 the catch-ups only), ``wall_us_per_intent`` and ``postgres_us_per_intent`` (the bench
 database's backends; the worker's part counts the appends that feed it too).  ``--profile`` prints a
-cProfile (CPU clock) instead.  An A/B, the script importing the tree it sits in::
+cProfile (CPU clock) instead.  An A/B: run from a tree's root, ``python -m`` imports that
+tree's ``service`` (the current directory comes first on the import path)::
 
-    git archive <before> | tar -x -C /tmp/before
-    cp scripts/bench/inprocess.py /tmp/before/scripts/   # if that tree has none
+    mkdir /tmp/before && git archive <before> | tar -x -C /tmp/before
+    cp -r scripts /tmp/before/   # if that tree has no scripts.bench package
     for i in 1 2 3 4 5 6; do
-        .venv/bin/python /tmp/before/scripts/bench/inprocess.py
+        (cd /tmp/before && $OLDPWD/.venv/bin/python -m scripts.bench.inprocess)
         .venv/bin/python -m scripts.bench.inprocess
     done
 
