@@ -376,6 +376,25 @@ def _valkey_running(vdir: Path) -> tuple[int, int] | None:
     return (pid, port) if _alive(pid) and _ping_redis(port) else None
 
 
+#: The embedded Valkey's memory bound (``QD_REDIS_MAXMEMORY``, Redis notation).
+DEFAULT_MAXMEMORY = "1gb"
+
+
+def valkey_conf(vdir: Path, port: int) -> str:
+    """The embedded Valkey's configuration.  Memory is bounded with
+    ``noeviction`` (docs/DEPLOYING.md, "Redis memory"): when full, writes are
+    refused (the API answers 503 and the rate limits count in memory) rather
+    than read models, queues or nudge marks silently evicted."""
+    maxmemory = os.environ.get("QD_REDIS_MAXMEMORY") or DEFAULT_MAXMEMORY
+    return (
+        "# written by devtools/devservices.py\n"
+        f"bind 127.0.0.1\nport {port}\nprotected-mode yes\ndaemonize no\n"
+        f'dir {vdir}\npidfile {vdir / "valkey.pid"}\nsave ""\nappendonly no\n'
+        f"maxmemory {maxmemory}\nmaxmemory-policy noeviction\n"
+        'logfile ""\nloglevel notice\n'
+    )
+
+
 def _valkey_start(vdir: Path) -> int:
     running = _valkey_running(vdir)
     if running:
@@ -384,12 +403,7 @@ def _valkey_start(vdir: Path) -> int:
     binary = _valkey_binary()
     for _attempt in range(3):
         port = _free_port()
-        (vdir / "valkey.conf").write_text(
-            "# written by devtools/devservices.py\n"
-            f"bind 127.0.0.1\nport {port}\nprotected-mode yes\ndaemonize no\n"
-            f'dir {vdir}\npidfile {vdir / "valkey.pid"}\nsave ""\nappendonly no\n'
-            'logfile ""\nloglevel notice\n'
-        )
+        (vdir / "valkey.conf").write_text(valkey_conf(vdir, port))
         with open(vdir / "valkey.log", "ab") as log:
             proc = subprocess.Popen(
                 [str(binary), str(vdir / "valkey.conf")],

@@ -15,6 +15,7 @@ What counts as raising a code (the AST of ``service/``, ``schemas/``,
 * the helpers ``not_found("<what>")`` (``<what>_not_found``, 404) and
   ``unavailable("<what>")`` (``<what>_unavailable``, 503);
 * the ``_HTTP_CODES`` table of ``service/http/app.py`` (werkzeug's own answers);
+* the platform's rule refusals (422) anywhere: ``RuleViolation("<code>", "<message>")``;
 * a game's rule refusals (422): ``RuleViolation("<code>")``, ``_refuse("<code>", ...)`` and the
   ``("<code>", "<text>")`` values of a ``TEXTS`` or ``REASONS`` table in ``service/games/<game>/``.
 """
@@ -114,8 +115,10 @@ def _scan_file(path: Path) -> Iterator[Found]:
                     yield Found(404, f"{what}_not_found", f"No such {what}.")
             elif name == "unavailable" and isinstance(node.func, ast.Name) and args and (what := _str(args[0])):
                 yield Found(503, f"{what}_unavailable", "A backing service cannot be reached; try again shortly.")
-            elif name in RULE_CALLS and game and args and (code := _str(args[0])):
-                yield Found(422, code, "", game)
+            elif name in RULE_CALLS and args and (code := _str(args[0])):
+                # Outside a game's package, the platform's own rule refusals
+                # (service/core/pipeline.py: a forfeited seat, a clock run out).
+                yield Found(422, code, "" if game else _text(args[1] if len(args) > 1 else None), game)
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
             target = _name(node.targets[0]) if node.targets else ""
             yield from _scan_table(target, node.value, game)

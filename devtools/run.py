@@ -4,8 +4,10 @@ Inside ``dev_services()`` (PostgreSQL and Redis from the environment, else embed
 migrations, start gunicorn and one RQ worker as child processes (the worker also runs the sweep
 and the clocks' scheduler, ``workers/timeouts.py``: nothing else is needed), write ``.devdata/env`` (the URLs
 in use, for other make targets to source), and print the API's URL once ``/healthz`` answers.
-Ctrl-C or SIGTERM stops the children, then the services.  If a child dies, everything stops and
-the exit status is non-zero.
+Ctrl-C or SIGTERM stops the children, then the services: nothing else does.  A child that dies
+(the worker killed, gunicorn's master gone) is started again after a back-off (1 s, doubling up
+to 30 s while it keeps dying within a minute of its start), with a log line each time, as
+``compose.yaml``'s ``restart: unless-stopped`` does in production.
 
 Settings: PORT (8000), WEB_CONCURRENCY (gunicorn workers, 2), GUNICORN_WORKER_CONNECTIONS (4000
 per worker), GUNICORN_ACCESS_LOG (1 to log requests), ADMIN_TOKEN (generated for this run if
@@ -34,6 +36,9 @@ DEVDATA = Path(".devdata")
 ENV_FILE = DEVDATA / "env"
 HEALTH_TIMEOUT = 60.0
 STOP_TIMEOUT = 20.0
+#: Restart back-off of a child that died: first wait, longest wait, and how long a child must
+#: run for its next death to start again from the first wait.
+FIRST_BACKOFF, MAX_BACKOFF, STABLE_SECONDS = 1.0, 30.0, 60.0
 
 
 def _say(msg: str) -> None:
@@ -184,6 +189,29 @@ def metrics_dir_for_run(root: Path = DEVDATA / "metrics", pid: int | None = None
     return mine
 
 
+class _Restarts:
+    """When a dead child is started again: :data:`FIRST_BACKOFF` after its death, doubling
+    up to :data:`MAX_BACKOFF` while it dies within :data:`STABLE_SECONDS` of its start."""
+
+    def __init__(self) -> None:
+        self.backoff = FIRST_BACKOFF
+        self.since = time.monotonic()
+        #: When to start it again (``None``: it runs, or its death was not seen yet).
+        self.due: float | None = None
+
+    def died(self) -> float:
+        now = time.monotonic()
+        if now - self.since >= STABLE_SECONDS:
+            self.backoff = FIRST_BACKOFF
+        wait = self.backoff
+        self.backoff = min(self.backoff * 2, MAX_BACKOFF)
+        self.due = now + wait
+        return wait
+
+    def started(self) -> None:
+        self.since, self.due = time.monotonic(), None
+
+
 def _serve(env: dict[str, str], port: int, env_file: dict[str, str], token_generated: bool, stop: _Stop) -> int:
     """Migrate, start the children, watch them; returns the exit status."""
     # One Prometheus registry across gunicorn's workers and the RQ worker:
@@ -198,23 +226,31 @@ def _serve(env: dict[str, str], port: int, env_file: dict[str, str], token_gener
     children: dict[str, subprocess.Popen[bytes]] = {}
     api = f"http://127.0.0.1:{port}"
     status, ready, started = 0, False, time.monotonic()
+    argvs = {"gunicorn": _gunicorn_argv(port), "worker": [sys.executable, "-m", "workers"]}
+    restarts = {name: _Restarts() for name in argvs}
     try:
-        children["gunicorn"] = _spawn("gunicorn", _gunicorn_argv(port), env)
-        children["worker"] = _spawn("worker", [sys.executable, "-m", "workers"], env)
+        for name, argv in argvs.items():
+            children[name] = _spawn(name, argv, env)
         while not stop:
-            dead = [(n, p) for n, p in children.items() if p.poll() is not None]
-            if dead:
-                for name, proc in dead:
-                    _say(f"{name} (pid {proc.pid}) exited with status {proc.returncode}; stopping everything")
-                status = 1
-                break
+            for name, proc in list(children.items()):
+                if proc.poll() is None:
+                    continue
+                restart = restarts[name]
+                if restart.due is None:
+                    wait = restart.died()
+                    _say(f"{name} (pid {proc.pid}) exited with status {proc.returncode}; restarting it in {wait:.0f} s")
+                elif time.monotonic() >= restart.due:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)  # what is left of its group (RQ's horse)
+                    children[name] = _spawn(name, argvs[name], env)
+                    restart.started()
             if not ready:
                 if _healthy(f"{api}/healthz"):
                     ready = True
                     _write_env_file(env_file)
                     if token_generated:
                         print(
-                            f"Organiser token for this run (organiser endpoints need it as "
+                            f"Operator token (ADMIN_TOKEN) for this run (the operator's endpoints need it as "
                             f"'Authorization: Bearer <token>'; also in {ENV_FILE}): {env['ADMIN_TOKEN']}",
                             flush=True,
                         )

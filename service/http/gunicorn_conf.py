@@ -48,6 +48,14 @@ def on_starting(server: Any) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
 
 
+def post_fork(server: Any, worker: Any) -> None:
+    """gunicorn's own refusals (an unparsable request) answer in our JSON error
+    shape, not its HTML page (``service/http/gunicorn_errors.py``)."""
+    from service.http import gunicorn_errors
+
+    gunicorn_errors.install()
+
+
 def post_worker_init(worker: Any) -> None:
     """The app is loaded: freeze what it built (``freeze_startup_heap``).
     When the worker is told to stop (SIGTERM: ``alive`` turns false), end

@@ -2,8 +2,11 @@
 
 Each request falls in one **budget**, and each budget has two limits, counted
 apart: one per client address and one per credential sent (the bearer token or
-key, hashed; requests without one count only by address).  Budgets and their
-defaults are in ``service/config.py``:
+key, hashed).  A credential is counted only once it is known to exist (an
+account's key, looked up as the handler would; a seat token of the game in the
+path, whose hashes each process keeps for the last games asked about): a
+made-up token counts only by address, so a flood of them keeps no state per
+token in Redis.  Budgets and their defaults are in ``service/config.py``:
 
 * ``accounts``: registering, organisers, key rotation;
 * ``creation``: games and tables created, tables joined and left;
@@ -12,7 +15,9 @@ defaults are in ``service/config.py``:
 * ``expensive``: the events feed, time travel, audit and export.
 
 A request over a limit gets ``429 rate_limited`` with ``Retry-After`` and the
-usual error body; nothing it asked for happens.  ``QD_RATE_LIMITS=off`` turns
+usual error body; nothing it asked for happens, and it is counted in no window
+(one client's script counts all its windows or none; when the other client of
+the request refused it, :data:`REFUND` takes it back).  ``QD_RATE_LIMITS=off`` turns
 them all off.
 
 The counts are the ``limits`` library's sliding-window counters (its notation,
@@ -39,6 +44,7 @@ import logging
 import math
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -51,7 +57,9 @@ from limits.strategies import SlidingWindowCounterRateLimiter
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service.config import Settings
-from service.http.common import bearer, is_admin
+from service.core import identity
+from service.core.tokens import seat_for_token
+from service.http.common import bearer, is_admin, principal, services
 from service.http.errors import ApiError
 
 log = logging.getLogger(__name__)
@@ -109,10 +117,11 @@ def credential(token: str | None) -> str:
 #: counter, as its own ``acquire_sliding_window.lua`` does for one window, with the
 #: reset time its ``get_window_stats`` gives a refused one).  KEYS: each window's
 #: previous and current counter; ARGV: each window's amount and length in seconds.
-#: Returns, per window, -1 if the request was counted in it, else the milliseconds
-#: until it frees a request (the request is not counted in a window it does not fit).
+#: Returns, per window, -1 if the request fits in it, else the milliseconds until it
+#: frees a request.  All or nothing: the request is counted in every window only if
+#: it fits in every one of them (a refused request spends no budget).
 ACQUIRE = """
-local out = {}
+local out, counts, fits = {}, {}, true
 for i = 1, #ARGV / 2 do
   local previous_key, current_key = KEYS[2 * i - 1], KEYS[2 * i]
   local limit = tonumber(ARGV[2 * i - 1])
@@ -129,13 +138,9 @@ for i = 1, #ARGV / 2 do
   current_ttl = math.max(0, tonumber(redis.call('pttl', current_key)))
   local weighted = math.floor(previous_count * previous_ttl / expiry) + current_count
   if limit >= 1 and weighted + 1 <= limit then
-    if redis.call('exists', current_key) == 1 then
-      redis.call('incrby', current_key, 1)
-    else
-      redis.call('set', current_key, 1, 'PX', expiry * 2)
-    end
     out[i] = -1
   else
+    fits = false
     local reset = math.huge
     if previous_count > 0 then reset = math.min(reset, previous_ttl % (expiry / previous_count)) end
     if current_count > 0 then reset = math.min(reset, current_ttl % expiry) end
@@ -143,7 +148,26 @@ for i = 1, #ARGV / 2 do
     out[i] = math.floor(reset)
   end
 end
+if fits then
+  for i = 1, #ARGV / 2 do
+    local current_key = KEYS[2 * i]
+    if redis.call('exists', current_key) == 1 then
+      redis.call('incrby', current_key, 1)
+    else
+      redis.call('set', current_key, 1, 'PX', tonumber(ARGV[2 * i]) * 2000)
+    end
+  end
+end
 return out
+"""
+
+#: Takes back a request counted for one client (KEYS: its windows' current
+#: counters) when another client of the same request was refused.
+REFUND = """
+for i = 1, #KEYS do
+  if (tonumber(redis.call('get', KEYS[i])) or 0) > 0 then redis.call('decrby', KEYS[i], 1) end
+end
+return 0
 """
 
 
@@ -221,10 +245,19 @@ class RateLimits:
                 args += (w.item.amount, w.item.get_expiry())
             calls.append((keys, args))
         try:
-            return self._pipelined(calls)
+            resets = self._pipelined(calls)
         except redis.exceptions.NoScriptError:  # a new Redis, or one that flushed its scripts
             self.redis.script_load(ACQUIRE)
-            return self._pipelined(calls)
+            resets = self._pipelined(calls)
+        if any(ms >= 0 for got in resets for ms in got):
+            # Refused: take the request back from the clients that counted it.
+            counted = [keys[1::2] for (keys, _), got in zip(calls, resets, strict=True) if all(ms < 0 for ms in got)]
+            if counted:
+                with self.redis.pipeline(transaction=False) as pipe:
+                    for current in counted:
+                        pipe.eval(REFUND, len(current), *current)
+                    pipe.execute()
+        return resets
 
     def _pipelined(self, calls: list[tuple[list[str], list[int]]]) -> list[list[int]]:
         # EVALSHA itself, not Script objects: a pipeline of Scripts asks SCRIPT EXISTS first.
@@ -238,12 +271,17 @@ class RateLimits:
         for who, windows in clients:
             resets = []
             for w in windows:
-                if self.memory.hit(w.item, who, w.suffix):
+                if self.memory.test(w.item, who, w.suffix):
                     resets.append(-1)
                 else:
                     reset_at = self.memory.get_window_stats(w.item, who, w.suffix).reset_time
                     resets.append(max(0, int((reset_at - time.time()) * 1000)))
             out.append(resets)
+        if all(ms < 0 for got in out for ms in got):
+            # Counted only when every window of every client has room, as in Redis.
+            for who, windows in clients:
+                for w in windows:
+                    self.memory.hit(w.item, who, w.suffix)
         return out
 
     def _redis_failed(self) -> None:
@@ -254,9 +292,10 @@ class RateLimits:
 
     @staticmethod
     def _verdict(clients: list[tuple[str, tuple[_Window, ...]]], resets: list[list[int]]) -> None:
-        """Every window has counted the request it could hold (a refused request counts
-        too, so hammering does not help); the longest wait among the full ones is the
-        answer's ``Retry-After``: a client that waits that long finds the budget open."""
+        """A refused request is counted in no window (hammering after a 429 spends
+        nothing, so one buggy client cannot lock its address out for a day); the
+        longest wait among the full ones is the answer's ``Retry-After``: a client
+        that waits that long finds the budget open."""
         full = [
             (ms, w)
             for (_, windows), got in zip(clients, resets, strict=True)
@@ -284,6 +323,8 @@ def init_app(app: Flask, settings: Settings) -> RateLimits | None:
         return None
     limits = RateLimits(settings)
 
+    seats = SeatTokens()
+
     def check() -> None:
         budget = budget_of(request.endpoint, request.method)
         if budget is None:
@@ -291,10 +332,47 @@ def init_app(app: Flask, settings: Settings) -> RateLimits | None:
         token = bearer()
         if is_admin(token):
             return
-        limits.check(budget, client_address(), credential(token))
+        known = token is not None and (_is_account_key(token) or seats.holds(token))
+        limits.check(budget, client_address(), credential(token) if known else "")
 
     app.before_request(check)
     return limits
+
+
+def _is_account_key(token: str) -> bool:
+    """An account's key (looked up once per request: ``principal`` keeps it
+    for the handler)."""
+    return identity.looks_like_key(token) and principal(token).account is not None
+
+
+class SeatTokens:
+    """Whether a token is a seat's of the game the request names.  A game's
+    seat tokens never change once it exists, so each process keeps the
+    hashes of the last ``size`` games asked about (a few hundred bytes each)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._hashes: OrderedDict[str, list[bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def holds(self, token: str) -> bool:
+        game_id = (request.view_args or {}).get("game_id")
+        if game_id is None:
+            return False
+        gid = str(game_id)
+        with self._lock:
+            hashes = self._hashes.get(gid)
+            if hashes is not None:
+                self._hashes.move_to_end(gid)
+        if hashes is None:
+            hashes = services().store.token_hashes(gid)
+            if not hashes:
+                return False  # no such game (not kept: nothing to bound it by)
+            with self._lock:
+                self._hashes[gid] = hashes
+                while len(self._hashes) > self.size:
+                    self._hashes.popitem(last=False)
+        return seat_for_token(token, hashes) is not None
 
 
 def _register_error(app: Flask) -> None:

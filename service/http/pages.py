@@ -37,7 +37,7 @@ from markupsafe import escape
 from service.core.errors import DomainError
 from service.core.eventstore import StoreUnavailable
 from service.http import pages_api, pages_boards, pages_text
-from service.http.common import bearer, is_admin
+from service.http.common import bearer, is_admin, services
 from service.http.errors import ApiError, from_domain, unavailable
 
 log = logging.getLogger(__name__)
@@ -365,15 +365,19 @@ def game_page(raw_id: str) -> Response:
     if finished and at is None:
         at = game["version"]
     position = _board_context(gid, game, at, seat)
+    log_next = None
     if request.args.get("log") == "all":
-        after, lines = 0, pages_api.events_all(gid)
+        # The whole log a page at a time, as the JSON feed pages it (never the
+        # whole stream in one answer: a long game's was hundreds of MB).
+        after = _int_arg("log_after") or 0
+        lines, log_next = pages_api.events_page(gid, after, services().settings.feed_page_default)
     elif position["replay"]:
         # A window of the log around the position; the caption of any position comes with its board.
         after = max(0, position["version"] - LOG_TAIL // 2)
         lines = pages_api.events(gid, after, LOG_TAIL)
     else:
         after = max(0, game["version"] - LOG_TAIL)
-        lines = pages_api.events_all(gid, after)
+        lines = pages_api.events(gid, after, LOG_TAIL)
     log_lines = pages_text.log_lines(game["game"], lines, game["players"])
     return render(
         "game.html",
@@ -383,7 +387,8 @@ def game_page(raw_id: str) -> Response:
         pos=position,
         log=log_lines,
         log_from=after,
-        log_whole=after == 0 and (not log_lines or log_lines[-1]["seq"] >= game["version"]),
+        log_whole=after == 0 and log_next is None and (not log_lines or log_lines[-1]["seq"] >= game["version"]),
+        log_next=log_next,
         title=TITLES.get(game["game"], game["game"]),
     )
 
@@ -400,11 +405,12 @@ def board_fragment(raw_id: str) -> Response:
 
 @bp.route("/games/<raw_id>/log")
 def log_fragment(raw_id: str) -> Response:
-    """Log entries after ``?after=N`` (what the script appends), at most ``?limit=`` of them."""
+    """Log entries after ``?after=N`` (what the script appends), at most ``?limit=`` of them
+    (``LOG_TAIL`` by default and at most: the script asks again for the rest)."""
     gid = _game_id(raw_id)
     game = pages_api.game(gid)
-    after, limit = _int_arg("after") or 0, _int_arg("limit", 1, LOG_TAIL)
-    feed = pages_api.events(gid, after, limit) if limit else pages_api.events_all(gid, after)
+    after, limit = _int_arg("after") or 0, _int_arg("limit", 1, LOG_TAIL) or LOG_TAIL
+    feed = pages_api.events(gid, after, limit)
     lines = pages_text.log_lines(game["game"], feed, game["players"])
     return render("_log_fragment.html", log=lines, game=game)
 

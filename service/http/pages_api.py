@@ -72,15 +72,10 @@ def events(game_id: str, after: int = 0, limit: int | None = None) -> list[dict[
     return _feed_page(game_id, after, limit)[0]
 
 
-def events_all(game_id: str, after: int = 0) -> list[dict[str, Any]]:
-    """Every feed line after ``after``, page by page (``X-Next-After``); bounded by the game's length."""
-    out: list[dict[str, Any]] = []
-    while True:
-        lines, next_after = _feed_page(game_id, after, None)
-        out.extend(lines)
-        if next_after is None or next_after <= after:
-            return out
-        after = next_after
+def events_page(game_id: str, after: int, limit: int | None) -> tuple[list[dict[str, Any]], int | None]:
+    """One page of ``GET /v1/games/{id}/events?after=N&limit=L`` (its caps: at most
+    ``QD_FEED_PAGE_MAX`` lines) and where the next page starts (``X-Next-After``), if any."""
+    return _feed_page(game_id, after, limit)
 
 
 def _feed_page(game_id: str, after: int, limit: int | None) -> tuple[list[dict[str, Any]], int | None]:

@@ -40,7 +40,7 @@ from schemas import openapi
 from schemas.http import ErrorOut, GameOut
 from service.core import identity
 from service.games.base import ADMIN
-from service.http import games, waiting
+from service.http import games, resume, waiting
 from service.http.common import principal, require_account, services
 from service.http.errors import ApiError
 
@@ -152,11 +152,21 @@ def wants_sse() -> bool:
 
 
 def last_event_id() -> int | None:
-    """The SSE ``Last-Event-ID`` header as a number, if it is one."""
+    """The SSE ``Last-Event-ID`` header as a number (``None`` when absent or
+    empty); anything else is ``400 invalid_last_event_id``.  ASCII digits
+    only: ``str.isdigit`` also accepts Unicode digits such as ``²``, which
+    ``int`` refuses."""
     raw = request.headers.get("Last-Event-ID", "").strip()
-    if raw.isdigit() and len(raw) <= 10 and int(raw) <= _MAX_ID:
+    if not raw:
+        return None
+    if raw.isascii() and raw.isdigit() and len(raw) <= 10 and int(raw) <= _MAX_ID:
         return int(raw)
-    return None
+    raise ApiError(
+        400,
+        "invalid_last_event_id",
+        f"Last-Event-ID must be a version: a whole number from 0 to {_MAX_ID}.",
+        {"max": _MAX_ID},
+    )
 
 
 def ndjson(obj: Any) -> bytes:
@@ -312,6 +322,18 @@ def game_stream(game_id: Any) -> Response:
         if is_sse:
             yield sse_retry()
         with hub.watch(gid, boards=True) as watch:
+            if resumed is not None:
+                # The boards the client missed before the newest (which the
+                # loop sends from the hash), rebuilt from the stream.
+                try:
+                    newest = hub.fetch(watch, cache_key, lambda: read(r))
+                except redis.RedisError:
+                    newest = None
+                if newest is not None and newest[0] > last:
+                    for version, (data, _) in resume.boards_between(svc.store, gid, last, newest[0], shape):
+                        if version < newest[0]:
+                            yield frame_board(version, data)
+                            last = version
             started = changed = time.monotonic()
             next_ping = started + settings.stream_ping_seconds
             fresh = True

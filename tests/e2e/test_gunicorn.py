@@ -3,6 +3,7 @@ client that knows nothing but the public API and follows /legal to the end."""
 
 from __future__ import annotations
 
+import json
 import random
 import socket
 import time
@@ -93,3 +94,26 @@ def test_an_oversized_chunked_body_is_refused_however_it_is_framed(live):
     assert status == 201, answer[:300]
     time.sleep(1.5)  # the worker projects the one game that was created
     assert requests.get(live + "/v1/games", params={"limit": 1}, timeout=5).json()["total"] == listed + 1
+
+
+def test_a_control_character_in_a_header_gets_our_json_error(live):
+    """docs/API.md "Errors": every refusal has the one JSON shape.  A control
+    character in ``Idempotency-Key`` was refused by gunicorn itself with its
+    HTML page (the app's own check, ``invalid_idempotency_key``, never ran)."""
+    host, port = live.removeprefix("http://").split(":")
+    body = b'{"intent": {"type": "resign"}}'
+    request = (
+        "POST /v1/games/00000000-0000-4000-8000-000000000000/intents HTTP/1.1\r\n"
+        f"Host: {host}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        "Idempotency-Key: a\x01b\r\nConnection: close\r\n\r\n"
+    ).encode() + body
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(request)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    head, _, payload = answer.partition(b"\r\n\r\n")
+    assert head.split(b" ", 2)[1] == b"400", answer[:300]
+    assert b"content-type: application/json" in head.lower(), head
+    error = json.loads(payload)["error"]
+    assert error["code"] == "bad_request" and set(error) == {"code", "message", "details"}

@@ -57,9 +57,11 @@ def test_a_window_holds_its_amount_then_refuses_with_the_longest_wait(settings, 
     assert refused.value.budget == "reads" and str(refused.value.item) == "3 per 1 second"
     assert refused.value.retry_after == 1
     limits.check("reads", next(_clients), "")  # another client is not affected
-    # The refused request still counted in the minute's window, where it fitted (4 of 5).
-    time.sleep(1.1)
-    limits.check("reads", client, "")  # the second's window has room again: 5 of 5
+    # The refused request counted in no window, not even the minute's where it fitted
+    # (docs/API.md "Rate limits": a refused request spends no budget): 3 of 5 there.
+    time.sleep(2.1)  # the second's window and its sliding weight are gone
+    limits.check("reads", client, "")  # 4 of 5
+    limits.check("reads", client, "")  # 5 of 5
     with pytest.raises(RateLimited) as refused:
         limits.check("reads", client, "")
     # Now the minute's window is full: its wait, the longer, is the answer.

@@ -63,10 +63,11 @@ def play_random(app, created: dict, seed: int, limit: int = 5000) -> int:
     raise AssertionError("the game did not end")
 
 
-def grow(store, created: dict, events: int, seed: int = 0) -> int:
+def grow(store, created: dict, events: int, seed: int = 0, snapshot: bool = False) -> int:
     """Append random legal decisions to ``created`` until its stream holds at
     least ``events`` events (decided as the platform decides them, appended
-    in one transaction: a long stream in a moment).  Returns the head."""
+    in one transaction: a long stream in a moment; ``snapshot``: with a
+    snapshot of the state at the new head).  Returns the head."""
     svc = GameService(store, lambda _gid: None, snapshot_every=10**6)
     loaded = svc.load(created["id"])
     engine = loaded.engine
@@ -86,7 +87,8 @@ def grow(store, created: dict, events: int, seed: int = 0) -> int:
         meta = {"intent_id": str(uuid.uuid4()), "seat": seat, "received_at": now_iso(), "intent": command.to_json()}
         new += [NewEvent(e.type, e.data, meta) for e in decided]
         state, version = trial, version + len(decided)
-    store.append(created["id"], first, seal(seed_bytes, created["id"], first + 1, head, new))
+    sealed = seal(seed_bytes, created["id"], first + 1, head, new)
+    store.append(created["id"], first, sealed, snapshot=(version, state) if snapshot else None)
     return version
 
 
@@ -242,3 +244,75 @@ def test_expensive_work_is_bounded_per_process(capped, ctx):
 
 def capped_concurrency(app) -> int:
     return app.extensions["quarterdeck"].settings.expensive_concurrency
+
+
+def test_the_html_log_pages_are_paged_as_the_feed_is(capped, ctx, settings):
+    """docs/API.md "Cost limits": the pages read a stream with the feed's caps.
+    ``/games/{id}/log?after=0`` and ``?log=all`` built the whole stream in
+    memory (48 of them for a 15,109-event game took 37-58 s each and grew the
+    workers to 1 GB): now one page each, and a link to the next."""
+    import re
+
+    from service.http.pages import LOG_TAIL
+
+    svc = GameService(ctx.store, lambda _gid: None)
+    created = svc.create_game("nautilus-industries", ["a", "b"], {})
+    head = grow(ctx.store, created, 700)
+    gid = created["id"]
+    project_game(ctx.redis, ctx.store, gid)
+    c = capped.test_client()
+
+    def seqs(html: str) -> list[int]:
+        return [int(s) for s in re.findall(r'<li[^>]*data-seq="(\d+)"', html)]
+
+    fragment = c.get(f"/games/{gid}/log?after=0")
+    assert fragment.status_code == 200
+    assert seqs(fragment.get_data(as_text=True)) == list(range(1, LOG_TAIL + 1))
+    whole = c.get(f"/games/{gid}?log=all")
+    assert whole.status_code == 200
+    page = whole.get_data(as_text=True)
+    assert seqs(page) == list(range(1, 101))  # the feed's default page (QD_FEED_PAGE_DEFAULT)
+    following = re.search(r'href="([^"]*log_after=100[^"]*)"', page)
+    assert following is not None, "a link to the next page"
+    nxt = c.get(following.group(1).replace("&amp;", "&"))
+    assert seqs(nxt.get_data(as_text=True)) == list(range(101, 201))
+    # The live page's tail is bounded as before (the newest LOG_TAIL).
+    live = seqs(c.get(f"/games/{gid}").get_data(as_text=True))
+    assert live == list(range(head - LOG_TAIL + 1, head + 1))
+
+
+def test_time_travel_folds_from_the_latest_snapshot_not_the_whole_stream(capped, ctx, settings, monkeypatch):
+    """docs/API.md "Cost limits": nothing reads a whole stream into memory to
+    answer one request.  ``/state?version=N`` read and folded the N first
+    events; now from the latest snapshot at or before N (the same answer)."""
+    from service.core.replay import fold_stream
+    from service.games import registry
+
+    svc = GameService(ctx.store, lambda _gid: None)
+    created = svc.create_game("nautilus-industries", ["a", "b"], {})
+    gid = created["id"]
+    snapped = grow(ctx.store, created, 400, snapshot=True)
+    head = grow(ctx.store, created, 700, seed=1)
+    version = head - 10
+    events = ctx.store.read(gid, upto=version)
+    whole = fold_stream(registry.get("nautilus-industries"), events)
+    store = capped.extensions["quarterdeck"].store
+    read = store.read
+    counted: list[int] = []
+
+    def counting(*args, **kwargs):
+        got = read(*args, **kwargs)
+        counted.append(len(got))
+        return got
+
+    monkeypatch.setattr(store, "read", counting)
+    answer = capped.test_client().get(
+        f"/v1/games/{gid}/state?version={version}&seat=0", headers=auth(settings.admin_token)
+    )
+    assert answer.status_code == 200, answer.get_json()
+    body = answer.get_json()
+    assert json.loads(json.dumps(whole)) == body["state"]
+    assert body["hash"] == events[-1].hash and body["version"] == version
+    assert body["last_event"] == {"seq": version, "type": events[-1].type}
+    # A few one-event reads (who may see it, the opening), and the fold from the snapshot.
+    assert max(counted) <= version - snapped and sum(counted) <= version - snapped + 5, counted

@@ -113,6 +113,9 @@ def test_creation_per_key_and_tables_share_the_budget(limited, ctx):
     assert_limited(elsewhere.post("/v1/tables", json={"game": "nauticus", "seats": 2}, headers=auth(key)), "creation")
     assert elsewhere.post("/v1/games", json={"game": "nauticus", "players": ["a", "b"]}).status_code == 201
     assert count(ctx, "lobby_tables") == tables + 1
+    # The key's refusals spent nothing of the address's budget: its third request is served.
+    assert c.post("/v1/games", json={"game": "nauticus", "players": ["a", "b"]}).status_code == 201
+    assert_limited(c.post("/v1/games", json={"game": "nauticus", "players": ["a", "b"]}), "creation")
 
 
 def test_intents_budget(limited, ctx):
@@ -143,8 +146,9 @@ def test_reads_per_address_and_per_key(limited):
     # Ann's key is spent; Bob's key, from the same address, is not.
     retry = assert_limited(c.get("/v1/account", headers=auth(ann)), "reads")
     assert c.get("/v1/account", headers=auth(bob)).status_code == 200
-    # Now the address is spent (5 reads: a refused request counts too, so
-    # hammering after a 429 does not help), for everyone there.
+    # The refused read was taken back from the address too (a refused request
+    # spends no budget): 4 of its 5 are spent, then it is spent for everyone there.
+    assert c.get("/v1/leaderboards").status_code == 200
     assert_limited(c.get("/v1/leaderboards"), "reads")
     assert client_from(limited).get("/v1/leaderboards").status_code == 200
     released(lambda: c.get("/v1/account", headers=auth(ann)), max(retry, 1))
@@ -178,3 +182,64 @@ def test_limits_off_turn_every_limit_off(settings):
         assert all(c.get("/v1/leaderboards").status_code == 200 for _ in range(5))
     finally:
         app.extensions["quarterdeck"].store.pool.close()
+
+
+def test_a_burst_of_refused_requests_spends_no_budget(settings, ctx):
+    """docs/API.md "Rate limits": a refused request is counted in no window.  A
+    600-request burst against "20/minute;500/day" got 20 games, then counted its
+    580 refusals in the day's window and locked the address out for 24 hours."""
+    app = create_app(
+        settings.with_(
+            rate_limits=True, limit_creation=f"3 per {WINDOW} second;10 per hour", limit_creation_key="none"
+        ),
+        TESTING=True,
+    )
+    try:
+        c = client_from(app)
+        before = count(ctx, "games")
+        body = {"game": "nauticus", "players": ["a", "b"]}
+        answers = [c.post("/v1/games", json=body) for _ in range(40)]
+        assert [r.status_code for r in answers].count(201) == 3
+        assert count(ctx, "games") == before + 3
+        # Every refusal is the short window's: the hour's holds only the 3 served.
+        assert max(assert_limited(r, "creation") for r in answers if r.status_code == 429) <= WINDOW
+        released(lambda: c.post("/v1/games", json=body), WINDOW)
+    finally:
+        app.extensions["quarterdeck"].store.pool.close()
+
+
+def test_a_flood_of_unknown_credentials_creates_no_rate_limit_state(limited, ctx):
+    """docs/API.md "Rate limits": a credential is counted apart only once it is
+    known to exist.  Every random bearer token got windows of its own (10,022
+    keys after 5,000 requests, kept 48 h): now only the address's are kept,
+    however many tokens come."""
+    import secrets
+
+    r = ctx.redis
+
+    def credential_keys() -> set[bytes]:
+        return set(r.scan_iter(match="qd:rl:{k:*", count=1000))
+
+    game = client_from(limited).post("/v1/games", json={"game": "nauticus", "players": ["a", "b"]}).get_json()
+    gid = game["id"]
+    project_game(ctx.redis, ctx.store, gid)
+    before = credential_keys()
+    address = next(_addresses)
+    c = client_from(limited, address)
+    statuses = set()
+    for _ in range(150):
+        token = secrets.token_urlsafe(24)
+        key = "qdk_" + secrets.token_urlsafe(24)
+        statuses.add(c.get("/v1/account", headers=auth(key)).status_code)
+        statuses.add(c.get(f"/v1/games/{gid}", headers=auth(token)).status_code)
+        statuses.add(c.post(f"/v1/games/{gid}/intents", json={"intent": {}}, headers=auth(token)).status_code)
+        statuses.add(
+            c.get(f"/v1/games/{secrets.token_hex(16)[:8]}-0000-4000-8000-000000000000", headers=auth(token)).status_code
+        )
+    assert 429 in statuses
+    assert credential_keys() - before == set()
+    # The address's own windows: two counters per window of the budgets it used, whatever the flood's size.
+    assert len(set(r.scan_iter(match=f"qd:rl:{{a:{address}}}:*", count=1000))) <= 2 * 5
+    # A real seat token is counted apart, as before.
+    c.get(f"/v1/games/{gid}", headers=auth(game["seats"][0]["token"]))
+    assert len(credential_keys() - before) >= 1
