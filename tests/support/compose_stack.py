@@ -22,7 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "tests" / "compose"
-SERVICES = ("postgres", "redis", "api", "worker")
+#: The services compose.test.yaml overrides by name; any other service compose.yaml builds from
+#: the Dockerfile gets the worker's overrides in a file written by :meth:`Stack.prepare`.
+OVERRIDDEN = ("postgres", "redis", "api", "worker")
 PROJECT_LABEL = "com.docker.compose.project"
 
 
@@ -92,6 +94,9 @@ class Stack:
     password: str = field(default_factory=lambda: secrets.token_hex(12))
     admin_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     images_before: set[str] = field(default_factory=set)
+    #: compose.yaml's services (of the default profile), set by :meth:`prepare`.
+    services: list[str] = field(default_factory=list)
+    extra_override: Path | None = None
     #: Seconds from `make up` to every healthcheck green, and the built image's size in bytes.
     time_to_green: float = 0.0
     image_size: int = 0
@@ -118,9 +123,31 @@ class Stack:
     @property
     def compose_command(self) -> str:
         """What `make up` / `make down` run as $(COMPOSE)."""
-        return shlex.join(
-            [str(compose_binary()), "-f", "compose.yaml", "-f", "tests/compose/compose.test.yaml", "-p", self.project]
+        files = ["compose.yaml", "tests/compose/compose.test.yaml"]
+        if self.extra_override:
+            files.append(str(self.extra_override))
+        return shlex.join([str(compose_binary()), *(a for f in files for a in ("-f", f)), "-p", self.project])
+
+    def prepare(self, workdir: Path) -> None:
+        """Read compose.yaml's services; give each one it builds from the Dockerfile that
+        compose.test.yaml does not name the worker's overrides (local base, host network)."""
+        config = json.loads(
+            run([str(compose_binary()), "-f", "compose.yaml", "config", "--format", "json"], env=self.env())
         )
+        self.services = sorted(config["services"])
+        extra = {
+            name: {
+                "build": {"args": {"BASE_IMAGE": f"{self.prefix}/python:bookworm"}, "network": "host"},
+                "image": self.image,
+                "network_mode": "host",
+                "environment": {"DATABASE_URL": self.database_url, "REDIS_URL": self.redis_url},
+            }
+            for name, service in config["services"].items()
+            if "build" in service and name not in OVERRIDDEN
+        }
+        if extra:
+            self.extra_override = workdir / "compose.apps.yaml"
+            self.extra_override.write_text(json.dumps({"services": extra}, indent=2))  # JSON is YAML
 
     def env(self) -> dict[str, str]:
         import resource
