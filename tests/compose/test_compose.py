@@ -210,7 +210,8 @@ def test_a_killed_worker_comes_back_and_nothing_is_lost(stack: Stack, shared: di
     play_one_intent(api, shared)
     assert api.game(shared["game_id"], shared["version"])["status"] == "finished"
     assert api.call("GET", "/v1/leaderboards/nauticus")["entries"] == shared["entries"]
-    log(f"worker killed ({children or init}): restarted by the engine (restart {back['RestartCount']}), nothing lost")
+    killed = children[0] if children else init
+    log(f"worker killed (pid {killed}): restarted by the engine (restart {back['RestartCount']}), nothing lost")
 
 
 def test_restarting_the_worker_service_loses_nothing(stack: Stack, shared: dict) -> None:
