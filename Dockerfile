@@ -1,6 +1,9 @@
 # Quarterdeck API / worker image.  Default command: the API under gunicorn on port 8000.
 # The worker runs the same image with `python -m workers` (see compose.yaml).
-FROM python:3.11-slim
+# BASE_IMAGE: the official image by default; a machine without registry access builds the same
+# file on a local base with `python` and `pip` on PATH (tests/compose/base_images.sh makes one).
+ARG BASE_IMAGE=python:3.11-slim
+FROM ${BASE_IMAGE}
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \

