@@ -18,6 +18,22 @@ def games_by(facet: str, value: str) -> str:
     return f"games:{facet}:{value}"
 
 
+#: The facets a game list filters on, in the order a combination's key names them.
+FACETS = ("game", "status", "player", "rated")
+
+
+def games_list(facets: dict[str, str]) -> str:
+    """The sorted set of the games matching every facet: one set per combination,
+    written by the projection, so a list with several filters is one key (no
+    intersection, which a Redis Cluster refuses across slots)."""
+    if not facets:
+        return GAMES_ALL
+    if len(facets) == 1:
+        ((facet, value),) = facets.items()
+        return games_by(facet, value)
+    return "games:c:" + "|".join(f"{f}={facets[f]}" for f in FACETS if f in facets)
+
+
 #: Sorted set of running games by their earliest clock deadline (``projections/deadlines.py``);
 #: under ``games:`` so that a rebuild drops it with the game lists and writes it again.
 DEADLINES = "games:deadlines"

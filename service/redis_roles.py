@@ -80,3 +80,6 @@ CLUSTER_ERRORS: tuple[type[Exception], ...] = (
     redis.exceptions.TryAgainError,  # a multi-key command during a slot's move
     redis.exceptions.RedisClusterException,  # no node answers for a slot, or no node at all
 )
+
+#: Every error that means "Redis is away for now" (one server down, or a cluster failing over).
+UNAVAILABLE: tuple[type[Exception], ...] = (redis.ConnectionError, redis.TimeoutError, *CLUSTER_ERRORS)

@@ -20,7 +20,19 @@ from service.config import Settings
 
 #: The layer of a test is the folder it lives in (``tests/<layer>/...``):
 #: ``pytest -m unit`` (or ``make test-layer LAYER=unit``) runs one layer.
-LAYERS = ("unit", "scenario", "property", "integration", "e2e", "security", "fuzz", "faults", "load", "browser")
+LAYERS = (
+    "unit",
+    "scenario",
+    "property",
+    "integration",
+    "e2e",
+    "security",
+    "fuzz",
+    "faults",
+    "load",
+    "browser",
+    "cluster",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -89,8 +101,8 @@ def run_worker(ctx, settings: Settings):
     from rq import Queue, SimpleWorker
 
     def run() -> None:
-        queue = Queue(settings.queue_name, connection=ctx.redis)
-        SimpleWorker([queue], connection=ctx.redis).work(burst=True, logging_level="WARNING")
+        queue = Queue(settings.queue_name, connection=ctx.queue_redis)
+        SimpleWorker([queue], connection=ctx.queue_redis).work(burst=True, logging_level="WARNING")
 
     return run
 
