@@ -37,6 +37,9 @@ def games_list(facets: dict[str, str]) -> str:
 #: Sorted set of running games by their earliest clock deadline (``projections/deadlines.py``);
 #: under ``games:`` so that a rebuild drops it with the game lists and writes it again.
 DEADLINES = "games:deadlines"
+#: On a Redis Cluster, the version of the write that set each game's entry of :data:`DEADLINES`
+#: (``projections/deadlines.py``, ``versioned``); tagged with that key's name, so in its slot.
+DEADLINE_VERSIONS = "{games:deadlines}:versions"
 
 #: Global-feed cursor of the catch-up sweep.
 SWEEP_CURSOR = "sweep:cursor"

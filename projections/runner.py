@@ -290,7 +290,8 @@ def cluster_plan(write: _Write) -> tuple[int, list[Any], list[tuple[Any, ...]], 
     hub subscribes to on a cluster).  The others each name one key of another
     slot: the game lists and the clocks' index (``before``: idempotent, written
     before the guarded write so that a crash between never leaves a game out of
-    them; the next catch-up writes them again), and the account seats'
+    them; the next catch-up writes them again; the clocks' index entry is versioned,
+    ``deadlines.versioned``), and the account seats'
     announcements (``after``: news only once the write is there)."""
     recorded = _Recorder()
     _apply(recorded, write)
@@ -303,6 +304,12 @@ def cluster_plan(write: _Write) -> tuple[int, list[Any], list[tuple[Any, ...]], 
         size = flat[i]
         command = list(flat[i + 1 : i + 1 + size])
         i += size + 1
+        if command[1] == keys.DEADLINES:
+            # One versioned entry instead (the writers of a game may reach it in either order).
+            entry = deadlines.versioned(write.info["id"], write.fields["version"], write.deadline)
+            if entry not in before:
+                before.append(entry)
+            continue
         publishing = str(command[0]).upper() == "PUBLISH"
         if publishing:
             command[0] = "SPUBLISH"
@@ -546,7 +553,7 @@ def rebuild_all(
         return 1
     _delete_matching(r, "g:{*}")
     _delete_matching(r, "games:*")
-    r.delete(keys.SWEEP_CURSOR)
+    r.delete(keys.SWEEP_CURSOR, keys.DEADLINE_VERSIONS)
     if processes > 1 and connect is not None:
         done, failed = _rebuild_in_processes(processes, connect, progress, retention)
     else:

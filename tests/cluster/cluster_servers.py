@@ -214,5 +214,6 @@ class Processes:
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(5)
 
-    def logs(self) -> str:
-        return "\n".join(p.read_text(errors="replace")[-3000:] for p in sorted(self.base.glob("*.log")))
+    def logs(self, tail: bool = True) -> str:
+        texts = (p.read_text(errors="replace") for p in sorted(self.base.glob("*.log")))
+        return "\n".join(t[-3000:] if tail else t for t in texts)
