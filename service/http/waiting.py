@@ -13,9 +13,9 @@ channel lives on the node of its hash tag's slot, so an announcement reaches
 only the node of its game and the processes that asked for that game); the
 code is the same.  A channel subscribed after its game was written may have
 missed that write's announcement, so once Redis confirms a game's subscription
-the hub re-reads the game's version.  Channels no longer waited on are left at
-the next safety re-read (so a game waited on again a moment later costs no new
-subscription).
+the hub re-reads the game's version.  A channel no longer waited on is left
+once it has been unwanted at two safety re-reads in a row (2-4 s), so a game
+waited on again a moment later costs no new subscription.
 
 A request that waits registers on its game's *cell* and sleeps on the cell's
 condition; a message for the game raises the cell's version and wakes its
@@ -77,7 +77,7 @@ BOARD_HISTORY = 16
 SUBSCRIBE_WAIT_SECONDS = 2.0
 #: The listener's longest wait for a message: it applies new subscriptions
 #: between waits, so this bounds how long a new game's subscription waits.
-_TICK_SECONDS = 0.01
+_TICK_SECONDS = 0.02
 
 T = TypeVar("T")
 
@@ -175,6 +175,8 @@ class Hub:
         self._dirty = False
         #: Wakes a listener that has nothing subscribed (and so nothing to wait on).
         self._wake = threading.Event()
+        #: Channels unwanted at the last safety re-read: left at the next one if still unwanted.
+        self._idle: set[str] = set()
         #: Games whose subscription was just confirmed: their version is read once.
         self._to_read: list[str] = []
         #: Messages heard (announcements, boards, account events), for tests and metrics.
@@ -432,6 +434,7 @@ class Hub:
                     self._sent.clear()
                     self._confirmed.clear()
                     self._to_read.clear()
+                    self._idle.clear()
                     self._dirty = True
                     for cell in (*self._games.values(), *self._accounts.values()):
                         cell.subscribed.clear()
@@ -455,7 +458,12 @@ class Hub:
             self._wake.clear()
             wanted = self._wanted()
             more = wanted - self._sent
-            fewer = self._sent - wanted if leave else set()
+            fewer: set[str] = set()
+            if leave:
+                # Unwanted at two re-reads in a row: a game waited on now and then (a
+                # bot's ``?min_version`` after each of its intents) keeps its channel.
+                unwanted = self._sent - wanted
+                fewer, self._idle = unwanted & self._idle, unwanted - self._idle
             self._sent = (self._sent | more) - fewer
             self._confirmed -= fewer
         if fewer:
