@@ -82,7 +82,7 @@ test: install browser ## the whole suite: pytest over tests/ (TESTS=tests/unit n
 test-fast: install ## unit + scenario tests and a short conformance run: no servers, well under a minute
 	@export QD_PLAYOUTS=$${QD_PLAYOUTS:-0.1}; $(call pytest,-m "unit or scenario or property" tests/unit tests/scenario tests/property)
 
-test-layer: install browser ## one layer of the suite: LAYER=unit|scenario|property|integration|e2e|security|fuzz|faults|load|browser
+test-layer: install browser ## one layer of the suite: LAYER=unit|scenario|property|integration|e2e|security|fuzz|faults|load|browser|cluster
 	@$(call require,LAYER,a layer name); $(call pytest,-m "$(LAYER)" tests)
 
 # The browser tests (tests/browser) drive the operating system's headless Chromium through its own
