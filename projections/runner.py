@@ -508,6 +508,8 @@ GlobalConsumer = Callable[[redis.Redis, EventStore, bool, Callable[[str], None] 
 
 
 def _delete_matching(r: redis.Redis, pattern: str) -> int:
+    # On a Redis Cluster the scan visits every primary, and the client splits each
+    # batch's DEL by slot.
     n = 0
     batch: list[bytes] = []
     for k in r.scan_iter(match=pattern, count=1000):
@@ -553,7 +555,8 @@ def rebuild_all(
         return 1
     _delete_matching(r, "g:{*}")
     _delete_matching(r, "games:*")
-    r.delete(keys.SWEEP_CURSOR, keys.DEADLINE_VERSIONS)
+    for key in (keys.SWEEP_CURSOR, keys.DEADLINE_VERSIONS):  # two slots on a cluster
+        r.delete(key)
     if processes > 1 and connect is not None:
         done, failed = _rebuild_in_processes(processes, connect, progress, retention)
     else:
