@@ -93,7 +93,7 @@ test: install ## the whole suite: pytest over tests/ (TESTS=tests/unit narrows; 
 test-fast: install ## unit + scenario tests and a short conformance run: no servers, well under a minute
 	@export QD_PLAYOUTS=$${QD_PLAYOUTS:-0.1}; $(call pytest,-m "unit or scenario or property" tests/unit tests/scenario tests/property)
 
-test-layer: install ## one layer of the suite: LAYER=unit|scenario|property|integration|e2e|security|fuzz|faults|load|browser|compose
+test-layer: install ## one layer of the suite: LAYER=unit|scenario|property|integration|e2e|security|fuzz|faults|load|browser|compose|cluster
 	@$(call require,LAYER,a layer name)
 	@$(if $(call needs_browser,$(LAYER)),$(MAKE) browser)
 	@$(if $(call needs_docker,$(LAYER)),$(MAKE) docker-engine)

@@ -48,6 +48,30 @@ def index(pipe: Any, game_id: str, deadline: str | None) -> None:
         pipe.zadd(keys.DEADLINES, {game_id: score(deadline)})
 
 
+#: On a Redis Cluster the index is written beside the game's guarded write, not inside it
+#: (``runner.cluster_plan``): two writers of one game could then reach it in either order.
+#: Each entry therefore carries the version of the write that set it
+#: (:data:`keys.DEADLINE_VERSIONS`, in the index's slot), and an older write never replaces
+#: a newer one.  KEYS: the index, the versions; ARGV: game id, version, score ('' : none).
+VERSIONED = """
+local v = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '-1')
+if tonumber(ARGV[2]) < v then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+if ARGV[3] == '' then
+    redis.call('ZREM', KEYS[1], ARGV[1])
+else
+    redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+end
+return 1
+"""
+
+
+def versioned(game_id: str, version: int | str, deadline: str | None) -> tuple[Any, ...]:
+    """The command that sets ``game_id``'s entry as of ``version`` (see :data:`VERSIONED`)."""
+    at = "" if deadline is None else repr(score(deadline))
+    return ("EVAL", VERSIONED, 2, keys.DEADLINES, keys.DEADLINE_VERSIONS, game_id, str(version), at)
+
+
 def claim(r: redis.Redis, now: float, lease: float, limit: int = 100) -> list[str]:
     """The games whose earliest deadline is at or before ``now`` (epoch seconds), at most
     ``limit``, each pushed ``lease`` seconds ahead so that nobody else takes it meanwhile."""

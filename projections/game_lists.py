@@ -1,10 +1,19 @@
-"""Game lists: sorted sets of game ids, newest first, by game type, status
-and player.  Written by the board projection in the same atomic write as a game's
-read model (``projections.runner``), read by ``GET /v1/games``."""
+"""Game lists: sorted sets of game ids, newest first, one for every combination
+of the filters ``GET /v1/games`` offers (game type, status, player, rated;
+``keys.games_list``).  Written by the board projection with a game's read model
+(``projections.runner``): a list with any filters is then one sorted set read
+by rank, never an intersection, which costs the same at any size and keeps
+every command on one key (a Redis Cluster refuses commands across slots).
+
+The price is in the writes and the memory: a game is a member of every
+combination of its facets (``2^k - 1`` sets for k facets, with each player
+a facet of its own: 19 sets for a casual two-player game, 39 for a rated
+four-player one), written at the game's first write and again at its finish,
+the only writes that change them."""
 
 from __future__ import annotations
 
-import hashlib
+import itertools
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -30,20 +39,35 @@ def _created_us(info: dict[str, Any]) -> int:
     return (datetime.fromisoformat(created.replace("Z", "+00:00")) - _EPOCH) // timedelta(microseconds=1)
 
 
-def index_game(pipe: Any, info: dict[str, Any], fields: dict[str, str], finished_now: bool) -> None:
-    """Game lists: newest first, by game type, status and player."""
-    gid, score = info["id"], _created_us(info)
-    pipe.zadd(keys.GAMES_ALL, {gid: score})
-    pipe.zadd(keys.games_by("game", info["game"]), {gid: score})
-    for player in info["players"]:
-        pipe.zadd(keys.games_by("player", player), {gid: score})
+def combinations(info: dict[str, Any], status: str) -> list[dict[str, str]]:
+    """Every combination of filters a game with ``info`` and ``status`` matches
+    (the empty one, all games, first)."""
+    fixed = [("game", info["game"]), ("status", status)]
     if info.get("rated"):
         # Rated games (``?rated=true``); every other game is casual.
-        pipe.zadd(keys.games_by("rated", "true"), {gid: score})
+        fixed.append(("rated", "true"))
+    players: list[str | None] = [None, *dict.fromkeys(info["players"])]
+    out = []
+    for player in players:
+        for n in range(len(fixed) + 1):
+            for chosen in itertools.combinations(fixed, n):
+                facets = dict(chosen)
+                if player is not None:
+                    facets["player"] = player
+                out.append(facets)
+    return out
+
+
+def index_game(pipe: Any, info: dict[str, Any], fields: dict[str, str], finished_now: bool) -> None:
+    """Game lists: newest first, in every combination of filters (one key a command)."""
+    gid, score = info["id"], _created_us(info)
     status = fields["status"]
     other = "active" if status == "finished" else "finished"
-    pipe.zrem(keys.games_by("status", other), gid)
-    pipe.zadd(keys.games_by("status", status), {gid: score})
+    for facets in combinations(info, other):
+        if "status" in facets:
+            pipe.zrem(keys.games_list(facets), gid)
+    for facets in combinations(info, status):
+        pipe.zadd(keys.games_list(facets), {gid: score})
 
 
 def page(
@@ -61,24 +85,12 @@ def page(
     after its retention (``projections/runner.py``) but stays in the lists,
     and its row is made from its stream exactly as from its hash.  A game
     not (yet) projected is left out, as before."""
-    sets = [keys.games_by(f, v) for f, v in facets.items()]
-    start, stop = offset, offset + limit - 1
-    if not sets:
-        total = r.zcard(keys.GAMES_ALL)
-        ids = r.zrevrange(keys.GAMES_ALL, start, stop)
-    elif len(sets) == 1:
-        total = r.zcard(sets[0])
-        ids = r.zrevrange(sets[0], start, stop)
-    else:
-        # Intersect the facets in Redis; the result is kept for a moment only.
-        tmp = "games:tmp:" + hashlib.sha256("|".join(sorted(sets)).encode()).hexdigest()[:16]
-        with r.pipeline() as pipe:
-            pipe.zinterstore(tmp, sets, aggregate="MAX")
-            pipe.expire(tmp, 5)
-            pipe.zrevrange(tmp, start, stop)
-            pipe.zcard(tmp)
-            _, _, ids, total = pipe.execute()
-    with r.pipeline() as pipe:
+    key = keys.games_list(facets)
+    with r.pipeline(transaction=False) as pipe:
+        pipe.zcard(key)
+        pipe.zrevrange(key, offset, offset + limit - 1)
+        total, ids = pipe.execute()
+    with r.pipeline(transaction=False) as pipe:
         for gid in ids:
             pipe.hmget(keys.game(gid.decode()), "info", "status", "version", "result")
         rows = pipe.execute()

@@ -313,7 +313,7 @@ def step(r: redis.Redis, store: EventStore, batch: int = BATCH) -> int | None:
 
     Returns how many were folded (0: caught up), or ``None`` if another
     consumer moved the cursor first (nothing was written; try again)."""
-    with r.pipeline() as pipe:
+    with r.pipeline(transaction=True) as pipe:
         try:
             pipe.watch(CURSOR)
             cursor = read_cursor(pipe.get(CURSOR))
@@ -340,12 +340,14 @@ def step(r: redis.Redis, store: EventStore, batch: int = BATCH) -> int | None:
 def reset(r: redis.Redis, retries: int = 20) -> None:
     """Drop every leaderboard key, cursor included, in one transaction."""
     for _ in range(retries):
-        with r.pipeline() as pipe:
+        with r.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(CURSOR)
                 # A key created after this scan also moves the cursor, so the
-                # EXEC below fails and we scan again.
-                found = list(pipe.scan_iter(match=PREFIX + "*", count=1000))
+                # EXEC below fails and we scan again.  The scan is the client's
+                # (on a Redis Cluster it visits every primary; the keys share one
+                # slot, so one of them answers).
+                found = list(r.scan_iter(match=PREFIX + "*", count=1000))
                 pipe.multi()
                 if found:
                     pipe.delete(*found)
@@ -415,7 +417,7 @@ def _consistent(r: redis.Redis, read: Callable[[Any], Any], retries: int = 20) -
     """Run ``read(pipe)`` against one version of the leaderboards: if the
     consumer commits meanwhile (the cursor moves), read again."""
     for _ in range(retries):
-        with r.pipeline() as pipe:
+        with r.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(CURSOR)
                 out = read(pipe)

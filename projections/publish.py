@@ -23,10 +23,12 @@ rather than polling (docs/API.md "Streams and waits").
   the game's version but tells no account anything.
 
 Channels carry the game id (or handle) in a hash tag, like the keys of
-``projections/keys.py``: the same slot as the data they announce, so they can
-move to Redis Cluster's sharded pub/sub (``SPUBLISH``) unchanged.  Classic
-pub/sub is used today; on a cluster it reaches every node, so the API's
-pattern subscription (``service/http/waiting.py``) works there as it is.
+``projections/keys.py``: the same slot as the data they announce.  On one
+Redis server they are published with ``PUBLISH``; on a Redis Cluster with
+``SPUBLISH`` (sharded pub/sub: ``projections.runner.cluster_plan``), so an
+announcement stays on its slot's node.  The API subscribes to the channels of
+the games and accounts it has waiters for, and to nothing else
+(``service/http/waiting.py``).
 
 Pub/sub is fire and forget: a subscriber that is disconnected misses
 messages.  Followers therefore never trust it alone: on reconnecting, and on a
@@ -42,9 +44,9 @@ from typing import Any
 
 import orjson
 
-#: What the API subscribes to (``PSUBSCRIBE``): every game's changes.
+#: Every game's changes and every account's events, as patterns: for tools that
+#: watch everything on one server (``scripts/bench_*``); the API never subscribes by pattern.
 GAME_PATTERN = "g:{*}:changed"
-#: Every account's events (the account stream).
 ACCOUNT_PATTERN = "a:{*}:events"
 
 _GAME_PREFIX, _GAME_SUFFIX = "g:{", "}:changed"

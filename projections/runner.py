@@ -32,10 +32,12 @@ from typing import Any
 import orjson
 import redis
 from prometheus_client import Histogram
+from redis.cluster import key_slot
 from redis.commands.core import CoreCommands
 
 from projections import deadlines, game_lists, keys, publish
 from projections.boards import board_fields, dumps, info_of
+from service import redis_roles
 from service.core import clocks
 from service.core.eventstore import EventStore, StoreUnavailable
 from service.core.pipeline import GAME_CREATED, GAME_FINISHED
@@ -162,7 +164,7 @@ def catch_up_many(
             # Written by someone else since our read: fold it again from what is there now.
             try:
                 results[gid] = catch_up(r, store, gid, retention=retention)
-            except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
+            except (*redis_roles.UNAVAILABLE, StoreUnavailable):
                 raise
             except Exception as exc:
                 results.pop(gid, None)
@@ -269,6 +271,8 @@ class _Recorder(CoreCommands):
 def _guarded(r: redis.Redis, writes: list[tuple[str, int | None, _Write]]) -> list[bool]:
     """Run ``(key, version expected or None for no hash, write)`` through :data:`GUARDED`
     in one round trip; which were written."""
+    if redis_roles.is_cluster(r):
+        return _guarded_on_cluster(r, writes)
     args: list[Any] = []
     for _, expected, write in writes:
         recorded = _Recorder()
@@ -276,6 +280,71 @@ def _guarded(r: redis.Redis, writes: list[tuple[str, int | None, _Write]]) -> li
         args += ("" if expected is None else expected, recorded.commands, *recorded.words)
     done = r.register_script(GUARDED)(keys=[key for key, _, _ in writes], args=args)
     return [bool(d) for d in done]
+
+
+def cluster_plan(write: _Write) -> tuple[int, list[Any], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """A write's commands split for a Redis Cluster, where a script may only touch
+    its keys' slot: ``(n, words, before, after)``.  ``n`` commands (``words``, as
+    :data:`GUARDED` takes them) are of the game's own slot (its hash and its
+    channels; ``PUBLISH`` becomes ``SPUBLISH``, sharded pub/sub, which the API's
+    hub subscribes to on a cluster).  The others each name one key of another
+    slot: the game lists and the clocks' index (``before``: idempotent, written
+    before the guarded write so that a crash between never leaves a game out of
+    them; the next catch-up writes them again; the clocks' index entry is versioned,
+    ``deadlines.versioned``), and the account seats'
+    announcements (``after``: news only once the write is there)."""
+    recorded = _Recorder()
+    _apply(recorded, write)
+    slot = key_slot(write.key.encode())
+    n, words = 0, []
+    before: list[tuple[Any, ...]] = []
+    after: list[tuple[Any, ...]] = []
+    i, flat = 0, recorded.words
+    while i < len(flat):
+        size = flat[i]
+        command = list(flat[i + 1 : i + 1 + size])
+        i += size + 1
+        if command[1] == keys.DEADLINES:
+            # One versioned entry instead (the writers of a game may reach it in either order).
+            entry = deadlines.versioned(write.info["id"], write.fields["version"], write.deadline)
+            if entry not in before:
+                before.append(entry)
+            continue
+        publishing = str(command[0]).upper() == "PUBLISH"
+        if publishing:
+            command[0] = "SPUBLISH"
+        name = command[1] if isinstance(command[1], bytes) else str(command[1]).encode()
+        if key_slot(name) == slot:
+            n += 1
+            words += [size, *command]
+        else:
+            (after if publishing else before).append(tuple(command))
+    return n, words, before, after
+
+
+def _guarded_on_cluster(r: redis.Redis, writes: list[tuple[str, int | None, _Write]]) -> list[bool]:
+    """:func:`_guarded` on a Redis Cluster: one guarded script per game (its keys in
+    one slot), the commands of other slots around it (:func:`cluster_plan`)."""
+    script = r.register_script(GUARDED)
+    done = []
+    for key, expected, write in writes:
+        n, words, before, after = cluster_plan(write)
+        if before:
+            _run(r, before)
+        ok = bool(script(keys=[key], args=["" if expected is None else expected, n, *words])[0])
+        if ok and after:
+            _run(r, after)
+        done.append(ok)
+    return done
+
+
+def _run(r: redis.Redis, commands: list[tuple[Any, ...]]) -> None:
+    # Not a transaction: each command is one key, and a cluster pipeline sends each
+    # node its own commands.
+    with r.pipeline(transaction=False) as pipe:
+        for command in commands:
+            pipe.execute_command(*command)
+        pipe.execute()
 
 
 #: What a projection reads of a game's hash before folding.
@@ -413,7 +482,7 @@ def sweep(
             if int(current or 0) < head:
                 try:
                     project_game(r, store, gid, retention)
-                except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
+                except (*redis_roles.UNAVAILABLE, StoreUnavailable):
                     raise  # a server away: the next sweep starts from this cursor again
                 except Exception:
                     # One game whose stream cannot be folded (a bug, or a
@@ -439,6 +508,8 @@ GlobalConsumer = Callable[[redis.Redis, EventStore, bool, Callable[[str], None] 
 
 
 def _delete_matching(r: redis.Redis, pattern: str) -> int:
+    # On a Redis Cluster the scan visits every primary, and the client splits each
+    # batch's DEL by slot.
     n = 0
     batch: list[bytes] = []
     for k in r.scan_iter(match=pattern, count=1000):
@@ -484,7 +555,8 @@ def rebuild_all(
         return 1
     _delete_matching(r, "g:{*}")
     _delete_matching(r, "games:*")
-    r.delete(keys.SWEEP_CURSOR)
+    for key in (keys.SWEEP_CURSOR, keys.DEADLINE_VERSIONS):  # two slots on a cluster
+        r.delete(key)
     if processes > 1 and connect is not None:
         done, failed = _rebuild_in_processes(processes, connect, progress, retention)
     else:

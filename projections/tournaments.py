@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 import redis
 
+from service import redis_roles
 from service.core.eventstore import EventStore, StoreUnavailable
 from service.core.records import START, Cursor, StoredEvent
 from service.core.tournament_store import TournamentStore
@@ -129,7 +130,7 @@ def catch_up(r: redis.Redis, store: TournamentStore, tournament_id: str, retries
     version it reflects afterwards."""
     name = key(tournament_id)
     for _ in range(retries):
-        with r.pipeline() as pipe:
+        with r.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(name)
                 raw_version, raw_state, raw_created = pipe.hmget(name, *_CURRENT)
@@ -141,7 +142,9 @@ def catch_up(r: redis.Redis, store: TournamentStore, tournament_id: str, retries
                 state, created_at = _fold(raw_state, raw_created, new)
                 pipe.multi()
                 pipe.hset(name, mapping=fields_of(tournament_id, state, new[-1].seq, created_at))
-                pipe.publish(f"{name}:changed", str(new[-1].seq))
+                # Sharded on a cluster: the channel shares the hash's slot, as a transaction needs.
+                announce = "SPUBLISH" if redis_roles.is_cluster(r) else "PUBLISH"
+                pipe.execute_command(announce, f"{name}:changed", str(new[-1].seq))
                 pipe.execute()
                 return new[-1].seq
             except redis.WatchError:

@@ -23,6 +23,7 @@ from rq import Queue
 from projections import leaderboards
 from projections import tournaments as tournament_standings
 from projections.runner import Checkpoints, GlobalConsumer
+from service import redis_roles
 from service.config import Settings
 from service.core.eventstore import EventStore, check_if_idle, configure_connection
 from service.core.tournament_store import TournamentStore
@@ -41,6 +42,7 @@ class Components:
 
     settings: Settings
     store: EventStore
+    #: The read side's Redis (``Settings.read_url``; a ``RedisCluster`` for a cluster URL).
     redis: redis.Redis
     queue: Queue
     nudge: Nudge
@@ -51,10 +53,15 @@ class Components:
     #: The projection worker's last writes (``Settings.projection_cache`` games; its drain
     #: jobs run one at a time in the worker's process, the only user).
     checkpoints: Checkpoints = field(default_factory=lambda: Checkpoints(0))
+    #: The queue's plain Redis (``Settings.queue_url``: RQ and the projection nudge); the
+    #: read side's client itself when both roles share one server.
+    queue_redis: redis.Redis | None = None
 
     def close(self) -> None:
         self.store.pool.close()
         self.redis.close()
+        if self.queue_redis is not None and self.queue_redis is not self.redis:
+            self.queue_redis.close()
 
 
 def freeze_startup_heap() -> None:
@@ -98,16 +105,17 @@ def bootstrap(settings: Settings | None = None) -> Components:
         reconnect_timeout=0,
     )
     pool.open(wait=False)
-    r = redis.Redis(
-        connection_pool=redis.BlockingConnectionPool.from_url(
-            settings.redis_url,
-            max_connections=settings.redis_pool_max,
-            timeout=settings.redis_pool_timeout,
-            socket_connect_timeout=1,
-            socket_timeout=5,
-        )
+    options = {"socket_connect_timeout": 1, "socket_timeout": 5}
+    r = redis_roles.connect(settings.read_url, settings.redis_pool_max, settings.redis_pool_timeout, **options)
+    # RQ keeps a queue's and its jobs' keys in different slots: its Redis is a plain one.
+    queue_r = (
+        r
+        if settings.queue_url == settings.read_url
+        else redis_roles.connect(settings.queue_url, settings.redis_pool_max, settings.redis_pool_timeout, **options)
     )
-    queue = Queue(settings.queue_name, connection=r)
+    if redis_roles.is_cluster(queue_r):
+        raise ValueError("QD_QUEUE_REDIS_URL must be one Redis server, not a cluster (RQ does not run on one)")
+    queue = Queue(settings.queue_name, connection=queue_r)
     # Every engine imported now rather than by the first request or job that
     # needs one (which would take ~100 ms longer than the rest; ``make bench``:
     # lag_p99_ms).
@@ -117,8 +125,9 @@ def bootstrap(settings: Settings | None = None) -> Components:
         store=EventStore(pool, settings.pool_timeout),
         redis=r,
         queue=queue,
-        nudge=Nudge(r, queue, settings.projection_shards),
+        nudge=Nudge(queue_r, queue, settings.projection_shards),
         tournament_store=TournamentStore(pool, settings.pool_timeout),
         tournament_nudge=TournamentNudge(queue),
         checkpoints=Checkpoints(settings.projection_cache),
+        queue_redis=queue_r,
     )

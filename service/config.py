@@ -64,6 +64,13 @@ def _deadline(raw: str | None) -> int | None:
 class Settings:
     database_url: str = "postgresql://postgres@127.0.0.1:5432/quarterdeck"
     redis_url: str = "redis://127.0.0.1:6379/0"
+    #: Redis by role (docs/SCALING.md, "Redis by role"): the RQ queue and the projection
+    #: nudge on one plain Redis (``QD_QUEUE_REDIS_URL``), and the read models,
+    #: announcements, rate limits and stream leases on another (``QD_READ_REDIS_URL``),
+    #: which may be a Redis Cluster (``?cluster=1`` on the URL: the cluster is discovered
+    #: from that node).  Unset or empty: ``redis_url``, everything on one server.
+    queue_redis_url: str = ""
+    read_redis_url: str = ""
     #: Organiser token; when unset, organiser-only endpoints are disabled (403).
     admin_token: str | None = None
     #: RQ queue that carries projection jobs.
@@ -180,6 +187,16 @@ class Settings:
             if name in values:
                 values[name] = max(1, values[name])
         return cls(**values)
+
+    @property
+    def queue_url(self) -> str:
+        """The Redis of the RQ queue and the projection nudge."""
+        return self.queue_redis_url or self.redis_url
+
+    @property
+    def read_url(self) -> str:
+        """The Redis (or Redis Cluster) of the read models, announcements and limits."""
+        return self.read_redis_url or self.redis_url
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)

@@ -22,6 +22,7 @@ from service.config import Settings
 #: ``pytest -m unit`` (or ``make test-layer LAYER=unit``) runs one layer.
 LAYERS = (
     "unit", "scenario", "property", "integration", "e2e", "security", "fuzz", "faults", "load", "browser", "compose",
+    "cluster",
 )  # fmt: skip
 
 
@@ -91,8 +92,8 @@ def run_worker(ctx, settings: Settings):
     from rq import Queue, SimpleWorker
 
     def run() -> None:
-        queue = Queue(settings.queue_name, connection=ctx.redis)
-        SimpleWorker([queue], connection=ctx.redis).work(burst=True, logging_level="WARNING")
+        queue = Queue(settings.queue_name, connection=ctx.queue_redis)
+        SimpleWorker([queue], connection=ctx.queue_redis).work(burst=True, logging_level="WARNING")
 
     return run
 

@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         threading.Thread(target=timeouts.run_forever, args=(tick, stop), daemon=True, name="timeouts").start()
     # RQ's own connection, without the components' socket timeout: its
     # blocking dequeue waits far longer than a query ever should.
-    conn = redis.Redis.from_url(settings.redis_url)
+    conn = redis.Redis.from_url(settings.queue_url)
     freeze_startup_heap()
     log.info("worker on queue %s (sweep every %.0fs)", settings.queue_name, interval)
     while True:

@@ -9,6 +9,7 @@ import time
 import redis
 
 from projections import runner
+from service import redis_roles
 from service.core.eventstore import StoreUnavailable
 from workers import context, metrics, tournaments
 
@@ -93,7 +94,7 @@ def _drain_dirty(ctx: context.Context, shard: int, first: list[str] | None = Non
             results, failed = runner.catch_up_many(
                 ctx.redis, ctx.store, batch, retention=ctx.settings.finished_retention_s, known=ctx.checkpoints
             )
-        except (redis.ConnectionError, redis.TimeoutError, StoreUnavailable):
+        except (*redis_roles.UNAVAILABLE, StoreUnavailable):
             # A server away: put the batch back (the sweep would catch it up
             # anyway) and let RQ record the failure.
             with contextlib.suppress(redis.RedisError):

@@ -24,9 +24,8 @@ import logging
 import threading
 import time
 
-import redis
-
 from projections import deadlines
+from service import redis_roles
 from service.core.commands import GameService
 from service.core.errors import NotFound
 from service.core.eventstore import StoreUnavailable
@@ -57,7 +56,7 @@ def tick(ctx: context.Context, games: GameService, now: float | None = None) -> 
             written += games.time_out(gid)
         except NotFound:
             deadlines.forget(ctx.redis, gid)  # an index entry of a game the store does not have
-        except (StoreUnavailable, redis.ConnectionError, redis.TimeoutError):
+        except (StoreUnavailable, *redis_roles.UNAVAILABLE):
             raise  # a server away: the lease brings the game back once it returns
         except Exception:
             # One game that cannot be timed out (a bug) must not stop the others; the lease

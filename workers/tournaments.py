@@ -14,9 +14,8 @@ from __future__ import annotations
 import logging
 import threading
 
-import redis
-
 from projections import tournaments as tprojection
+from service import redis_roles
 from service.core.commands import GameService
 from service.core.eventstore import StoreUnavailable
 from service.core.tournament_rounds import RoundRunner
@@ -74,7 +73,7 @@ def sweep(ctx: context.Context) -> int:
     for tid in ctx.tournament_store.unfinished():
         try:
             recorded += rounds.advance(tid)
-        except (StoreUnavailable, redis.ConnectionError, redis.TimeoutError):
+        except (StoreUnavailable, *redis_roles.UNAVAILABLE):
             raise  # a server away: the next sweep tries again
         except Exception:
             # One tournament that cannot advance must not hold up the others; the log says why.

@@ -12,7 +12,7 @@ from werkzeug.exceptions import HTTPException
 
 from schemas import openapi
 from schemas.http import ErrorOut
-from service import metrics
+from service import metrics, redis_roles
 from service.bootstrap import Components, bootstrap
 from service.config import Settings
 from service.core.commands import GameService
@@ -84,7 +84,7 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
     )
     app.extensions["quarterdeck"] = common.Services(components, game_service)
     # Waits and streams sleep on the projection's announcements (connects on first use).
-    app.extensions[waiting.EXTENSION] = waiting.Hub(settings.redis_url)
+    app.extensions[waiting.EXTENSION] = waiting.Hub(settings.read_url)
 
     api = QuarterdeckApi(
         app,
@@ -128,6 +128,10 @@ def _register_errors(app: Flask) -> None:
     @app.errorhandler(redis.TimeoutError)
     def redis_down(err: Exception):
         return api_error(unavailable("redis", type(err).__name__))
+
+    # A Redis Cluster while one of its primaries fails over (docs/SCALING.md, "Redis by role").
+    for cluster_error in redis_roles.CLUSTER_ERRORS:
+        app.register_error_handler(cluster_error, redis_down)
 
     @app.errorhandler(HTTPException)
     def http_error(err: HTTPException):

@@ -30,12 +30,7 @@ def _games() -> list[str]:
 
 
 def _active_games(r: redis.Redis, handle: str) -> int:
-    mine, active = keys.games_by("player", handle), keys.games_by("status", "active")
-    try:
-        return int(r.zintercard(2, [mine, active]))
-    except redis.ResponseError:  # Redis < 7 has no ZINTERCARD
-        ids = r.zrange(mine, 0, -1)
-        return sum(1 for score in r.zmscore(active, ids) if score is not None) if ids else 0
+    return int(r.zcard(keys.games_list({"player": handle, "status": "active"})))
 
 
 @blp.route("/leaderboards", methods=["GET"])

@@ -56,6 +56,7 @@ from limits.storage import MemoryStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from service import redis_roles
 from service.config import Settings
 from service.core import identity
 from service.core.tokens import seat_for_token
@@ -193,7 +194,7 @@ class _Window:
 
 
 class RateLimits:
-    """The budgets of ``settings``, counted in Redis (``redis_url``) in one round trip
+    """The budgets of ``settings``, counted in Redis (``read_url``) in one round trip
     a request, or in this process's memory while Redis cannot be reached."""
 
     #: Seconds without Redis after a failure, doubling up to :data:`MAX_BACKOFF`.
@@ -202,7 +203,7 @@ class RateLimits:
     def __init__(self, settings: Settings, prefix: str = "qd:rl"):
         self.prefix = prefix
         # Short timeouts: a limit must not hold a request for long when Redis is away.
-        self.redis = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=0.5, socket_timeout=0.5)
+        self.redis = redis_roles.connect_one(settings.read_url, socket_connect_timeout=0.5, socket_timeout=0.5)
         # Loaded on first use (and again after a Redis restart): see _in_redis.
         self.sha = hashlib.sha1(ACQUIRE.encode()).hexdigest()
         self.windows: dict[tuple[str, bool], tuple[_Window, ...]] = {
@@ -227,7 +228,7 @@ class RateLimits:
         if time.monotonic() >= self._redis_after:
             try:
                 resets = self._in_redis(clients)
-            except redis.RedisError:
+            except (redis.RedisError, *redis_roles.CLUSTER_ERRORS):
                 self._redis_failed()
             else:
                 self._backoff = self.FIRST_BACKOFF

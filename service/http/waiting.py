@@ -2,9 +2,21 @@
 reads (``games._read``), the live events feed (``audit.events_feed``) and the
 streams (``streams.py``).
 
-One :class:`Hub` per process holds one Redis pub/sub connection, pattern-
-subscribed to every game's ``g:{<id>}:changed`` channel (published by the
-projection worker inside the write it announces: ``projections/publish.py``).
+One :class:`Hub` per process holds one Redis pub/sub connection (one per
+node on a Redis Cluster), subscribed to exactly the channels of the games and
+accounts this process has waiters for: a game's ``g:{<id>}:changed`` (published
+by the projection worker inside the write it announces:
+``projections/publish.py``) while anything waits on the game, and nothing else.
+A process with no waiters hears no announcement.  On one Redis server the hub
+uses ``SUBSCRIBE``; on a Redis Cluster, ``SSUBSCRIBE`` (sharded pub/sub: a
+channel lives on the node of its hash tag's slot, so an announcement reaches
+only the node of its game and the processes that asked for that game); the
+code is the same.  A channel subscribed after its game was written may have
+missed that write's announcement, so once Redis confirms a game's subscription
+the hub re-reads the game's version.  A channel no longer waited on is left
+once it has been unwanted at two safety re-reads in a row (2-4 s), so a game
+waited on again a moment later costs no new subscription.
+
 A request that waits registers on its game's *cell* and sleeps on the cell's
 condition; a message for the game raises the cell's version and wakes its
 waiters.  Nothing polls PostgreSQL or Redis per waiter: the only timer is a
@@ -48,6 +60,7 @@ from typing import Any, TypeVar
 import redis
 
 from projections import keys, publish
+from service import redis_roles
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +75,9 @@ BOARD_HISTORY = 16
 #: How long a new game stream waits for its board channel's subscription
 #: before its first read (else versions written in between could be missed).
 SUBSCRIBE_WAIT_SECONDS = 2.0
-#: The listener's longest wait for a message: it applies new board
-#: subscriptions between waits.
-_TICK_SECONDS = 0.05
+#: The listener's longest wait for a message: it applies new subscriptions
+#: between waits, so this bounds how long a new game's subscription waits.
+_TICK_SECONDS = 0.02
 
 T = TypeVar("T")
 
@@ -153,12 +166,21 @@ class Hub:
         self._games: dict[str, _Cell] = {}
         self._accounts: dict[str, _Cell] = {}
         self._lock = threading.Lock()
-        #: Games whose board channel should be subscribed / is (listener's side) / is confirmed.
+        #: Games whose board channel should be subscribed (streamed games).
         self._boards_wanted: set[str] = set()
-        self._boards_sent: set[str] = set()
-        self._boards_confirmed: set[str] = set()
-        #: Set when ``_boards_wanted`` changed: the listener looks at the sets only then.
-        self._boards_dirty = False
+        #: Channels subscribed (sent, by the listener) and confirmed by Redis.
+        self._sent: set[str] = set()
+        self._confirmed: set[str] = set()
+        #: Set when the channels wanted may have changed: the listener looks only then.
+        self._dirty = False
+        #: Wakes a listener that has nothing subscribed (and so nothing to wait on).
+        self._wake = threading.Event()
+        #: Channels unwanted at the last safety re-read: left at the next one if still unwanted.
+        self._idle: set[str] = set()
+        #: Games whose subscription was just confirmed: their version is read once.
+        self._to_read: list[str] = []
+        #: Messages heard (announcements, boards, account events), for tests and metrics.
+        self.heard = 0
         self._thread: threading.Thread | None = None
         self._redis: redis.Redis | None = None
         #: Its connections' name in Redis (``CLIENT LIST``).
@@ -184,8 +206,8 @@ class Hub:
                 cell.board_watchers += 1
                 if game_id not in self._boards_wanted:
                     self._boards_wanted.add(game_id)
-                    self._boards_dirty = True
-                if game_id in self._boards_confirmed:
+                    self._changed()
+                if publish.board_channel(game_id) in self._confirmed:
                     cell.subscribed.set()
             with cell.cond:
                 # Until its first line, a stream may need any board heard (only
@@ -202,7 +224,7 @@ class Hub:
                     cell.board_watchers -= 1
                     if cell.board_watchers == 0:
                         self._boards_wanted.discard(game_id)
-                        self._boards_dirty = True
+                        self._changed()
                 with cell.cond:
                     cell.positions.pop(id(watch), None)
                     if cell.board_watchers == 0:
@@ -220,7 +242,12 @@ class Hub:
         queue: deque[Any] = deque(maxlen=ACCOUNT_BACKLOG)
         with cell.cond:
             cell.queues.append(queue)
+        with self._lock:
+            if publish.account_channel(key) in self._confirmed:
+                cell.subscribed.set()
         try:
+            # Events come only once the account's channel is subscribed: wait for it, bounded.
+            cell.subscribed.wait(SUBSCRIBE_WAIT_SECONDS)
             yield Watch(self, cell), queue
         finally:
             with cell.cond:
@@ -232,6 +259,7 @@ class Hub:
             cell = table.get(key)
             if cell is None:
                 cell = table[key] = _Cell()
+                self._changed()
             cell.watchers += 1
             return cell
 
@@ -240,6 +268,25 @@ class Hub:
             cell.watchers -= 1
             if cell.watchers == 0 and table.get(key) is cell:
                 del table[key]
+                self._changed()
+
+    def _changed(self) -> None:
+        # Called with self._lock held.
+        self._dirty = True
+        self._wake.set()
+
+    def _wanted(self) -> set[str]:
+        """The channels this process needs (called with self._lock held)."""
+        return (
+            {publish.game_channel(g) for g in self._games}
+            | {publish.board_channel(g) for g in self._boards_wanted}
+            | {publish.account_channel(a) for a in self._accounts}
+        )
+
+    def subscriptions(self) -> int:
+        """How many channels this process is subscribed to (for tests and metrics)."""
+        with self._lock:
+            return len(self._sent)
 
     def watched(self) -> int:
         """How many games are watched in this process (for tests and metrics)."""
@@ -342,28 +389,32 @@ class Hub:
 
     def _run(self) -> None:
         pause = 0.1
+        cluster = redis_roles.is_cluster_url(self.redis_url)
         while not self.closing:
-            pubsub = None
+            channels = None
             try:
-                # No socket timeout: the listener blocks on its socket by design
-                # (get_message's own timeout bounds each wait).
-                self._redis = redis.Redis.from_url(
-                    self.redis_url, socket_connect_timeout=2, socket_keepalive=True, client_name=self.client_name
-                )
-                pubsub = self._redis.pubsub()
-                pubsub.psubscribe(publish.GAME_PATTERN, publish.ACCOUNT_PATTERN)
+                if self._redis is None:
+                    # No socket timeout: the listener blocks on its socket by design
+                    # (get_message's own timeout bounds each wait).
+                    self._redis = redis_roles.connect_one(
+                        self.redis_url, socket_connect_timeout=2, socket_keepalive=True, client_name=self.client_name
+                    )
+                channels = _Channels(self._redis)
                 self.connected = True
                 pause = 0.1
                 # Anything published while we were away was lost: re-read it all.
                 self._resync(reset=True)
                 next_check = time.monotonic() + self.safety_seconds
                 while not self.closing:
-                    self._subscribe_boards(pubsub)
-                    message = pubsub.get_message(timeout=_TICK_SECONDS)
+                    self._subscribe(channels, leave=False)
+                    message = channels.get_message(_TICK_SECONDS, self._wake)
                     if message is not None:
                         self._deliver(message)
+                    if self._to_read:
+                        self._read_confirmed()
                     if time.monotonic() >= next_check:
-                        pubsub.check_health()
+                        channels.check_health()
+                        self._subscribe(channels, leave=True)
                         self._resync(reset=False)
                         next_check = time.monotonic() + self.safety_seconds
             except (redis.RedisError, OSError) as exc:
@@ -379,49 +430,94 @@ class Hub:
             finally:
                 self.connected = False
                 with self._lock:
-                    # A new connection subscribes every wanted board channel again.
-                    self._boards_sent.clear()
-                    self._boards_confirmed.clear()
-                    self._boards_dirty = True
-                    for cell in self._games.values():
+                    # A new connection subscribes every wanted channel again.
+                    self._sent.clear()
+                    self._confirmed.clear()
+                    self._to_read.clear()
+                    self._idle.clear()
+                    self._dirty = True
+                    for cell in (*self._games.values(), *self._accounts.values()):
                         cell.subscribed.clear()
-                if pubsub is not None:
+                if channels is not None:
                     with contextlib.suppress(Exception):
-                        pubsub.close()
-                if self._redis is not None:
+                        channels.close()
+                # A cluster client is kept: it knows every node by now, and the node of
+                # the URL may be the one that is down.  A single server's is made anew.
+                if self._redis is not None and not cluster:
                     with contextlib.suppress(Exception):
                         self._redis.close()
+                    self._redis = None
 
-    def _subscribe_boards(self, pubsub: Any) -> None:
-        """Bring the board channels subscribed in line with the streamed games
-        (only this listener touches the pub/sub connection)."""
-        if not self._boards_dirty:
-            return
+    def _subscribe(self, channels: _Channels, leave: bool) -> None:
+        """Subscribe the channels newly wanted (only this listener touches the
+        pub/sub connection); with ``leave``, also unsubscribe those no longer wanted."""
         with self._lock:
-            self._boards_dirty = False
-            more = self._boards_wanted - self._boards_sent
-            fewer = self._boards_sent - self._boards_wanted
-            self._boards_sent = set(self._boards_wanted)
-            self._boards_confirmed -= fewer
+            if not (self._dirty or leave):
+                return
+            self._dirty = False
+            self._wake.clear()
+            wanted = self._wanted()
+            more = wanted - self._sent
+            fewer: set[str] = set()
+            if leave:
+                # Unwanted at two re-reads in a row: a game waited on now and then (a
+                # bot's ``?min_version`` after each of its intents) keeps its channel.
+                unwanted = self._sent - wanted
+                fewer, self._idle = unwanted & self._idle, unwanted - self._idle
+            self._sent = (self._sent | more) - fewer
+            self._confirmed -= fewer
         if fewer:
-            pubsub.unsubscribe(*(publish.board_channel(g) for g in fewer))
+            channels.unsubscribe(sorted(fewer))
         if more:
-            pubsub.subscribe(*(publish.board_channel(g) for g in more))
+            channels.subscribe(sorted(more))
+
+    def _confirm(self, channel: str) -> None:
+        """Redis confirmed a subscription: a stream's board channel or an account's
+        may be used now; a game's version is read once (a write just before the
+        subscription was not heard)."""
+        with self._lock:
+            if channel not in self._sent:
+                return
+            self._confirmed.add(channel)
+            board = publish.board_game_of(channel)
+            account = publish.account_of(channel)
+            cell = (
+                self._games.get(board)
+                if board is not None
+                else self._accounts.get(account)
+                if account is not None
+                else None
+            )
+            if cell is not None:
+                cell.subscribed.set()
+            game = publish.game_of(channel)
+            if game is not None and game in self._games:
+                self._to_read.append(game)
+
+    def _read_confirmed(self) -> None:
+        assert self._redis is not None
+        with self._lock:
+            games, self._to_read = self._to_read, []
+        with self._redis.pipeline(transaction=False) as pipe:
+            for gid in games:
+                pipe.hget(keys.game(gid), "version")
+            versions = pipe.execute()
+        for gid, raw in zip(games, versions, strict=True):
+            cell = self._games.get(gid)
+            if cell is not None and raw is not None:
+                self._bump(cell, int(raw))
 
     def _deliver(self, message: dict[str, Any]) -> None:
         channel = message["channel"]
         channel = channel.decode() if isinstance(channel, bytes) else channel
         kind = message["type"]
-        if kind in ("subscribe", "unsubscribe", "psubscribe", "punsubscribe"):
-            game = publish.board_game_of(channel)
-            if kind == "subscribe" and game is not None:
-                with self._lock:
-                    if game in self._boards_sent:
-                        self._boards_confirmed.add(game)
-                        cell = self._games.get(game)
-                        if cell is not None:
-                            cell.subscribed.set()
+        kind = kind.decode() if isinstance(kind, bytes) else kind
+        if kind in ("subscribe", "ssubscribe"):
+            self._confirm(channel)
             return
+        if kind not in ("message", "smessage"):
+            return
+        self.heard += 1
         game = publish.board_game_of(channel)
         if game is not None:
             cell = self._games.get(game)
@@ -480,6 +576,42 @@ class Hub:
         if reset:
             for cell in accounts:
                 self._bump(cell)
+
+
+class _Channels:
+    """The hub's pub/sub connection: ``SUBSCRIBE`` on one Redis server,
+    ``SSUBSCRIBE`` on a Redis Cluster (sharded: one connection per node that
+    holds a subscribed channel, and each announcement stays on its slot's
+    node).  The channel names are the same."""
+
+    def __init__(self, client: Any) -> None:
+        self.sharded = redis_roles.is_cluster(client)
+        self.pubsub = client.pubsub()
+        self.channels = 0
+
+    def subscribe(self, channels: list[str]) -> None:
+        (self.pubsub.ssubscribe if self.sharded else self.pubsub.subscribe)(*channels)
+        self.channels += len(channels)
+
+    def unsubscribe(self, channels: list[str]) -> None:
+        (self.pubsub.sunsubscribe if self.sharded else self.pubsub.unsubscribe)(*channels)
+        self.channels -= len(channels)
+
+    def get_message(self, timeout: float, wake: threading.Event) -> dict[str, Any] | None:
+        if self.channels <= 0:
+            # Nothing subscribed, so nothing to read: sleep until a channel is wanted.
+            wake.wait(timeout)
+            return None
+        if self.sharded:
+            return self.pubsub.get_sharded_message(timeout=timeout)
+        return self.pubsub.get_message(timeout=timeout)
+
+    def check_health(self) -> None:
+        if not self.sharded and self.channels > 0:
+            self.pubsub.check_health()
+
+    def close(self) -> None:
+        self.pubsub.close()
 
 
 def shutdown_all() -> None:

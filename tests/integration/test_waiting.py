@@ -286,3 +286,49 @@ def test_old_news_and_casual_seats_announce_the_version_only():
         pipe = _Recorder()
         publish.game_written(pipe, info, {"version": "4", "to_act": "[0, 1]"}, False, newest)
         assert pipe.sent == [("g:{g1}:board", {"version": "4", "to_act": "[0, 1]"}), ("g:{g1}:changed", "4")]
+
+
+def _until(check, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return check()
+
+
+def test_a_process_with_no_waiters_receives_no_announcements(hub, r):
+    """docs/SCALING.md, "Subscriptions per game": the hub subscribes to the games it
+    has waiters for and to nothing else (no pattern), so an announcement reaches only
+    the processes that wait on its game; PUBLISH answers how many subscribers got it."""
+    watched = str(uuid.uuid4())
+    with hub.watch(watched) as watch:
+        _connected(hub)
+        assert _until(lambda: hub.subscriptions() == 1)
+        assert _until(lambda: r.publish(publish.game_channel(watched), "1") == 1)
+        assert _until(lambda: watch.version == 1)
+    assert r.pubsub_numpat() == 0
+    # The channel is left at the next safety re-read (0.5 s here).
+    assert _until(lambda: hub.subscriptions() == 0)
+    assert _until(lambda: r.pubsub_numsub(publish.game_channel(watched))[0][1] == 0)
+    heard = hub.heard
+    others = [str(uuid.uuid4()) for _ in range(200)]
+    receivers = [r.publish(publish.game_channel(gid), "5") for gid in [watched, *others]]
+    receivers += [r.publish(publish.board_channel(gid), b"[]\n") for gid in others[:20]]
+    receivers.append(r.publish(publish.account_channel("nobody-waits"), "{}"))
+    assert receivers == [0] * len(receivers)
+    time.sleep(0.2)
+    assert hub.heard == heard
+
+
+def test_a_write_just_before_the_subscription_is_read_once_confirmed(settings, r):
+    """A game written (and announced) before the hub's subscription to it took effect
+    is not missed until the safety re-read: the hub reads its version on confirmation."""
+    h = Hub(settings.redis_url, safety_seconds=60)
+    try:
+        gid = str(uuid.uuid4())
+        r.hset(keys.game(gid), "version", 4)
+        with h.watch(gid) as watch:
+            started = time.monotonic()
+            assert _until(lambda: watch.version == 4, 3)
+            assert time.monotonic() - started < 2
+    finally:
+        h.shutdown()
