@@ -42,6 +42,7 @@ import redis
 from rq import Queue, Retry
 
 from projections import game_lists, keys, publish
+from service.config import Settings
 from service.core import identity
 from service.core.accounts import AccountStore
 from service.core.commands import GameService
@@ -105,7 +106,7 @@ class Actor:
         )
         self.accounts = AccountStore(ctx.store.pool, ctx.settings.pool_timeout)
         self.bots = HouseBots(ctx.store.pool, ctx.settings.pool_timeout)
-        self.limits = _limits(ctx)
+        self.limits = _limits(ctx.settings)
 
     def act(self, game_id: str, handle: str) -> Outcome:
         bot = self.bots.by_handle(handle)
@@ -202,13 +203,13 @@ def _seed(game_id: str, version: int, seat: int) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-def _limits(ctx: context.Context) -> Any:
+def _limits(settings: Settings) -> Any:
     """The API's rate limits (``service/http/limits.py``), or ``None`` when they are off."""
-    if not ctx.settings.rate_limits:
+    if not settings.rate_limits:
         return None
     from service.http.limits import RateLimits
 
-    return RateLimits(ctx.settings)
+    return RateLimits(settings)
 
 
 #: Seconds a job waits, at most, for the bot's intent budget before it fails (and is retried).
@@ -229,7 +230,7 @@ def _take_limit(limits: Any, handle: str, key: str) -> None:
             return
         except RateLimited as exc:
             if waited >= LIMIT_WAIT:
-                raise
+                raise  # the job fails and RQ retries it later
             pause = min(max(exc.retry_after, 0.05), LIMIT_WAIT - waited)
             time.sleep(pause)
             waited += pause

@@ -263,3 +263,29 @@ def test_a_bot_hears_its_turn_on_its_account_stream(client, ctx, settings, house
     ctx.redis.delete(bot_worker.pending_key(gid, bot))
     assert listener.resync([bot]) == 1
     queue.empty()
+
+
+def test_a_bots_intents_count_in_its_keys_rate_limit(client, ctx, settings, house, monkeypatch):
+    """Every limit that binds a player binds a bot: its intents count in its key's budget
+    (docs/API.md "Rate limits"), and over it the job fails (RQ retries it later)."""
+    from service.http.limits import RateLimited, RateLimits
+
+    limited = settings.with_(rate_limits=True, limit_intents_key="2/minute", limit_intents="1000/second")
+    monkeypatch.setattr(bot_worker, "LIMIT_WAIT", 0.2)
+    gid, key, bot, seat = _bot_game(client, settings, house)
+    actor = bot_worker.Actor(ctx)
+    actor.limits = RateLimits(limited, prefix=f"qd:rl:test:{unique('')}")
+    posted = 0
+    state = project(ctx, gid)
+    while posted < 3:
+        if seat in state["to_act"]:
+            if posted == 2:
+                with pytest.raises(RateLimited):
+                    actor.act(gid, bot)
+                break
+            assert actor.act(gid, bot).action == "posted"
+            posted += 1
+        else:
+            play_first_legal(client, gid, key, state["version"])
+        state = project(ctx, gid)
+    assert posted == 2 and bot_decisions(ctx, gid, seat, 0) == 2
