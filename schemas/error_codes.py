@@ -152,6 +152,7 @@ CODES: dict[int, dict[str, str]] = {
         "occupied_space": "",
         "over_capacity": "",
         "rated_needs_accounts": "Only a game of accounts can be rated: send 'accounts': true.",
+        "reserved_name": "Names of the form '<game>-bot-<level>' are the house bots'; a casual seat cannot take one.",
         "reward_limit": "",
         "reward_pending": "",
         "reward_unavailable": "",
