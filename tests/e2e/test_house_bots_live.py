@@ -88,3 +88,25 @@ def test_a_person_plays_a_rated_waters_of_nereus_table_against_two_house_bots(li
         time.sleep(0.3)
     rated = {b["handle"]: b["rating"] for b in api.bots()}
     assert all(rated[h] is not None for h in bot_handles)
+
+
+def test_the_demo_plays_house_bots_of_several_levels(live, capsys):
+    """``make demo`` (scripts/demo.py): random bots against house bots whose levels rotate."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("demo", Path(__file__).parents[2] / "scripts" / "demo.py")
+    assert spec is not None and spec.loader is not None
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    tag = f"{random.randrange(16**4):04x}"
+    demo.CREW = [f"ahab{tag}", f"stubb{tag}", f"flask{tag}"]
+    argv = ["--url", live, "--games", "nauticus", "waters-of-nereus", "--players", "3", "--seed", "5"]
+    rc = demo.main(argv)
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "nauticus             3p vs house bots 3, 2" in out, out
+    assert "waters-of-nereus     3p vs house bots 2, 1" in out, out
+    assert out.count("finished, winner") == 2
+    results = out.split("Results", 1)[1].split("Leaderboards", 1)[0]
+    assert "nauticus-bot-3" in results and "waters-of-nereus-bot-1" in results
