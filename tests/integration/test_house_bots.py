@@ -363,3 +363,29 @@ def test_a_bot_sees_exactly_what_its_key_sees_and_logs_none_of_it(client, ctx, s
         for intent in legal:
             assert json.dumps(intent) not in logged and str(intent) not in logged
         assert json.dumps(board["view"])[:40] not in logged
+
+
+def test_two_bot_worker_processes_given_the_same_job_twice_act_once(client, ctx, settings, house):
+    """docs/BOTS.md "House bots": two ``python -m workers.bots`` processes, the job queued twice."""
+    import subprocess
+    import sys
+
+    from rq.registry import FailedJobRegistry
+    from support.live import ROOT, service_env
+
+    gid, key, bot, seat = _bot_game(client, settings, house, level=3)
+    state = project(ctx, gid)
+    for _ in range(100):
+        if seat in state["to_act"]:
+            break
+        play_a_legal(client, gid, key, state["version"])
+        state = project(ctx, gid)
+    name = f"bots-test-{unique('')}"
+    queue = Queue(name, connection=ctx.redis)
+    for _ in range(2):
+        queue.enqueue(bot_worker.ACT_JOB, gid, bot)
+    env = service_env(settings, QD_BOT_QUEUE=name, QD_LOG_LEVEL="WARNING")
+    procs = [subprocess.Popen([sys.executable, "-m", "workers.bots", "--burst"], cwd=ROOT, env=env) for _ in range(2)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    assert bot_decisions(ctx, gid, seat, state["version"]) == 1
+    assert queue.count == 0 and FailedJobRegistry(name, connection=ctx.redis).count == 0
