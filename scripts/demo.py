@@ -203,7 +203,7 @@ def print_results(finals: list[dict[str, Any]]) -> None:
         for seat in result["ranking"]:
             rank = result["ranks"][str(seat)]
             score = result["scores"].get(str(seat))
-            print(f"    {rank}. {final['players'][seat]:<10} {score}")
+            print(f"    {rank}. {final['players'][seat]:<24} {score}")
 
 
 def wait_for_leaderboards(api: Client, finals: list[dict[str, Any]], timeout: float) -> None:
@@ -235,7 +235,7 @@ def print_leaderboards(api: Client, top: int, ours: list[str] | None = None) -> 
     for entry in api.leaderboards()["games"]:
         board = api.leaderboard(entry["game"], limit=top)
         print(f"  {board['game']}: {board['total']} player(s), {board['finished_games']} finished game(s)")
-        print(f"    {'#':>3} {'player':<12} {'rating':>10} {'mu':>8} {'sigma':>7}", end="")
+        print(f"    {'#':>3} {'player':<24} {'rating':>10} {'mu':>8} {'sigma':>7}", end="")
         print(f" {'games':>5} {'wins':>4} {'avg':>8} {'best':>6}")
         shown = {e["player"] for e in board["entries"]}
         below = []
@@ -251,7 +251,7 @@ def print_leaderboards(api: Client, top: int, ours: list[str] | None = None) -> 
         for e in board["entries"] + sorted(below, key=lambda r: r["position"] or 0):
             avg = "-" if e["average_score"] is None else f"{e['average_score']:.2f}"
             print(
-                f"    {e['position']:>3} {e['player']:<12} {e['rating']:>10.4f} {e['mu']:>8.3f} {e['sigma']:>7.3f}"
+                f"    {e['position']:>3} {e['player']:<24} {e['rating']:>10.4f} {e['mu']:>8.3f} {e['sigma']:>7.3f}"
                 f" {e['games']:>5} {e['wins']:>4} {avg:>8} {e['best_score']!s:>6}"
             )
 
