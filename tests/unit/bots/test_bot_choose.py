@@ -15,7 +15,7 @@ import pytest
 from service.bots import LEVELS, choose
 from service.bots.levels import UnknownLevel
 from service.games import registry
-from service.games.base import fold
+from service.games.base import clone_state, fold
 from service.games.rng import Rng
 from service.games.simulate import SETUP_DOMAIN, decision_domain
 
@@ -131,3 +131,22 @@ def test_an_unknown_level_is_refused() -> None:
     seat, view, legal = position("nauticus", 5)
     with pytest.raises(UnknownLevel):
         choose("nauticus", seat, view, legal, level=9, seed=0)
+
+
+def test_level_1_takes_the_intent_with_the_best_evaluated_margin() -> None:
+    """Level 1 is one-ply greedy: in Nauticus (nothing hidden, NAU-005; chance only lays out tiles, which
+    ``evaluate`` does not read) its choice has the best margin over the other seat after the intent."""
+    engine = registry.get("nauticus")
+    checked = 0
+    for steps in range(0, 120, 7):
+        seat, view, legal = position("nauticus", steps, seed=9)
+        state = engine.determinize(view, seat, Rng(bytes(32)))
+        margins = {}
+        for command in engine.legal(state, seat):
+            after = fold(engine, engine.decide(state, seat, command, Rng(bytes(32), domain=7)), clone_state(state))
+            values = engine.evaluate(after)
+            margins[json.dumps(command.to_json(), sort_keys=True)] = values[seat] - values[1 - seat]
+        pick = choose("nauticus", seat, view, legal, level=1, seed=steps)
+        assert margins[json.dumps(pick, sort_keys=True)] == max(margins.values()), (steps, pick)
+        checked += len(set(margins.values())) > 1
+    assert checked >= 5, "too few positions where the intents differ"
