@@ -49,7 +49,7 @@ from service.core.commands import GameService
 from service.core.errors import DomainError
 from service.core.house_bots import HouseBot, HouseBots
 from service.core.identity import Principal
-from workers import context
+from workers import context, metrics
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +119,7 @@ class Actor:
         started = time.thread_time()
         intent = _choose(bot, seat, board, legal, _seed(game_id, version, seat))
         cpu_ms = (time.thread_time() - started) * 1000
+        metrics.BOT_DECISION_CPU.labels(bot.game, str(bot.level)).observe(cpu_ms / 1000)
         try:
             answer = self._post(bot, game_id, intent, version)
         except DomainError as exc:
@@ -260,7 +261,13 @@ def act(game_id: str, handle: str) -> str:
     ctx = context.get()
     # Unmarked first: a turn announced while this job thinks gets a job of its own.
     ctx.redis.delete(pending_key(game_id, handle))
-    return actor().act(game_id, handle).action
+    try:
+        outcome = actor().act(game_id, handle)
+    except Exception:
+        metrics.BOT_JOBS.labels("failed").inc()
+        raise
+    metrics.BOT_JOBS.labels(outcome.action).inc()
+    return outcome.action
 
 
 # -- hearing turns -----------------------------------------------------------------

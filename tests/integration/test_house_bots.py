@@ -242,6 +242,13 @@ def test_jobs_for_finished_games_are_dropped_and_one_waits_per_turn(client, ctx,
     state = project(ctx, gid)
     assert state["status"] == "finished"
     assert bot_worker.Actor(ctx).act(gid, bot).action == "finished"
+    # The job itself (what RQ runs) counts its outcome in /metrics.
+    from workers import metrics
+
+    finished = metrics.BOT_JOBS.labels("finished")
+    before = finished._value.get()
+    assert bot_worker.act(gid, bot) == "finished"
+    assert finished._value.get() == before + 1
     assert bot_decisions(ctx, gid, seat, 0) == 0
 
 
