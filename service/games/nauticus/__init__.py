@@ -18,7 +18,8 @@ Rules reference: ``docs/rules/nauticus.md`` (the IDs ``NAU-...`` cited in the co
 * ``views`` — ``view`` and ``redact_event`` (nothing is hidden);
 * ``refusals`` — every refusal code and text, and why a command is refused;
 * ``invariants`` — ``check``;
-* ``scoring`` — crowns, final scoring and ``result``.
+* ``scoring`` — crowns, final scoring and ``result``;
+* ``search`` — what a bot's search needs: ``determinize`` (nothing is hidden) and ``evaluate``.
 
 Private helpers: ``state`` (the state's shape and the small questions about it that several modules ask:
 price, room in the warehouse, blue workers, the running action) and ``hulls`` (ship geometry).

@@ -10,7 +10,7 @@ intents), ``setup`` (opening events), ``evolve`` (events -> state; documents the
 layout), ``legal`` (``legal``, ``to_act``), ``rules`` (``decide`` and the automatic steps:
 forfeits, market, upkeep, game end), ``refusals`` (every refusal text), ``views`` (``view``,
 ``redact_event``: nothing is hidden), ``invariants`` (``check``), ``scoring`` (final score,
-``result``).
+``result``), ``search`` (what a bot's search needs: ``determinize``, ``evaluate``).
 """
 
 from service.games.base import GameEngine

@@ -12,7 +12,8 @@ Rules reference: ``docs/rules/waters-of-nereus.md`` (the IDs ``WON-...`` cited i
 * ``views`` — ``view`` and ``redact_event`` (hidden information);
 * ``refusals`` — every refusal code and text;
 * ``invariants`` — ``check``;
-* ``scoring`` — game-end science cards, final scoring and ``result``.
+* ``scoring`` — game-end science cards, final scoring and ``result``;
+* ``search`` — what a bot's search needs: ``determinize`` (draws the hidden parts) and ``evaluate``.
 
 Private helpers: ``cabin`` (what fits where in the cabin), ``movement`` (ship steps and the
 neutral ship), ``flow`` (days, cycles, explorer phase, conclude, the neutral player) and
