@@ -52,6 +52,7 @@ from service.games.base import clone_state
 from service.games.rng import Rng
 from service.tournaments import standings as standings_mod
 from service.tournaments.events import MAX_ROUNDS, MAX_TABLE_SIZE, SWISS, PairedTable, RoundPaired
+from service.tournaments.evolve import active, withdrawn
 
 State = dict[str, Any]
 
@@ -131,7 +132,7 @@ def round_robin_length(state: State, seed: bytes) -> int:
     sim = clone_state(state)
     sim["rounds"] = MAX_ROUNDS
     sim["history"] = []
-    players = sim["players"]
+    players = active(sim)
     unmet = {(a, b) for i, a in enumerate(players) for b in players[i + 1 :]}
     for r in range(1, MAX_ROUNDS + 1):
         paired = pair(sim, Rng(seed, round_domain(r)))
@@ -201,14 +202,15 @@ def pair(state: State, rng: Rng) -> RoundPaired:
     """TRN-020: the pairing of the next round (``len(history) + 1``)."""
     round_ = len(state["history"]) + 1
     swiss = state["format"] == SWISS
-    rows = standings_mod.standings(state) if swiss else []
-    order = [row.player for row in rows] if swiss else list(state["lot"])
+    gone = withdrawn(state)  # TRN-060: a withdrawn player is paired no more
+    rows = [row for row in standings_mod.standings(state) if row.player not in gone] if swiss else []
+    order = [row.player for row in rows] if swiss else [p for p in state["lot"] if p not in gone]
     plan = table_plan(len(order), state["table_sizes"], state["table_size"])
     if plan is None:
         raise ValueError("the field is too small for one table")
     hist = _history(state)
     if not swiss and set(plan.sizes) == {2}:
-        return _berger(state["lot"], round_, hist, rng)
+        return _berger(state["lot"], round_, hist, rng, gone)
     byes = _choose_byes(order, plan.byes, hist)
     active = [p for p in order if p not in byes]
 
@@ -232,11 +234,14 @@ def pair(state: State, rng: Rng) -> RoundPaired:
     return RoundPaired(round_, tuple(tables), tuple(byes))
 
 
-def _berger(lot: list[str], round_: int, hist: _History, rng: Rng) -> RoundPaired:
+def _berger(
+    lot: list[str], round_: int, hist: _History, rng: Rng, gone: frozenset[str] | set[str] = frozenset()
+) -> RoundPaired:
     """TRN-027: a round robin at tables of two is the circle method (Berger tables) on
     the lot: the first player stays, the others turn one place a round; with an odd
     field a phantom makes the bye.  Every two players meet once in ``n - 1`` rounds
-    (``n`` when odd); later rounds start the cycle again."""
+    (``n`` when odd); later rounds start the cycle again.  The schedule stays the one
+    drawn at the start: a withdrawn player's opponent of the round has a bye (TRN-060)."""
     ring: list[str | None] = [*lot, None] if len(lot) % 2 else list(lot)
     turns = len(ring) - 1
     shift = (round_ - 1) % turns
@@ -246,6 +251,7 @@ def _berger(lot: list[str], round_: int, hist: _History, rng: Rng) -> RoundPaire
     pairs, byes = [], []
     for i in range(len(ring) // 2):
         a, b = arranged[i], arranged[len(ring) - 1 - i]
+        a, b = (None if a in gone else a), (None if b in gone else b)
         if a is None or b is None:
             byes.append(b if a is None else a)
         else:

@@ -16,6 +16,11 @@ numbers, for people and clients.
   average of the current points of the player's tablemates; summed over the
   player's games), total game score (the game's own scores; a forfeited seat's
   counts 0), then head-to-head among the players still tied (TRN-036).
+* Withdrawn players and late entrants (TRN-061): they keep their places in the
+  standings, marked; for their tablemates' opponents' points, every round such an
+  opponent did not play (after leaving, before joining) counts as a drawn round,
+  the average place, as FIDE's Tie-Break Regulations (Handbook C.07, article 16,
+  unplayed rounds) count an opponent's unplayed rounds as draws.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from fractions import Fraction
 from typing import Any
 
 from service.tournaments.events import ABORTED
+from service.tournaments.evolve import withdrawn
 
 State = dict[str, Any]
 
@@ -93,6 +99,7 @@ class Row:
     head_to_head: int
     games: int
     byes: int
+    withdrawn: bool = False
 
 
 @dataclass
@@ -113,9 +120,13 @@ def standings(state: State, through: int | None = None) -> list[Row]:
     byes = dict.fromkeys(players, 0)
     record: dict[str, _Games] = defaultdict(_Games)
     bye = bye_points(state)
+    unplayed = dict.fromkeys(players, 0)
     for rnd in state["history"]:
         if through is not None and rnd["round"] > through:
             break
+        present = {p for t in rnd["tables"] for p in t["players"]} | set(rnd["byes"])
+        for p in players:
+            unplayed[p] += p not in present  # TRN-061: withdrawn, or not joined yet
         for p in rnd["byes"]:
             points[p] += bye
             byes[p] += 1
@@ -130,9 +141,11 @@ def standings(state: State, through: int | None = None) -> list[Row]:
                 points[p] += got[seat]
                 score[p] += seat_score(result, seat)
                 record[p].tables.append((seated, places))
+    # TRN-061 (FIDE C.07 art. 16): an opponent's unplayed rounds count as drawn ones.
+    counted = {p: points[p] + unplayed[p] * bye for p in players}
     opponents = {
         p: sum(
-            (Fraction(sum(points[q] for q in seated if q != p), len(seated) - 1) for seated, _ in record[p].tables),
+            (Fraction(sum(counted[q] for q in seated if q != p), len(seated) - 1) for seated, _ in record[p].tables),
             Fraction(0),
         )
         for p in players
@@ -147,11 +160,12 @@ def standings(state: State, through: int | None = None) -> list[Row]:
             h2h.update(head_to_head(group, record))
     full = {p: (*key[p], h2h[p]) for p in players}
     order = sorted(players, key=lambda p: (tuple(-x for x in full[p]), lot[p]))
+    gone = withdrawn(state, len(state["history"]) if through is None else through)
     rows = []
     for i, p in enumerate(order):
         rank = rows[-1].rank if i and full[p] == full[order[i - 1]] else i + 1
         games = len(record[p].tables)
-        rows.append(Row(rank, p, points[p], opponents[p], score[p], h2h[p], games, byes[p]))
+        rows.append(Row(rank, p, points[p], opponents[p], score[p], h2h[p], games, byes[p], p in gone))
     return rows
 
 
@@ -194,6 +208,7 @@ def row_json(row: Row) -> dict[str, Any]:
         },
         "games": row.games,
         "byes": row.byes,
+        "withdrawn": row.withdrawn,
     }
 
 
