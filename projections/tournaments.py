@@ -103,6 +103,10 @@ def summary(tournament_id: str, state: State, version: int, created_at: str | No
         "pairing": state["pairing"],
         "created_at": created_at,
         "version": version,
+        "late_until_round": state.get("late_until_round"),
+        "late": list(state.get("late", [])),
+        "withdrawals": list(state.get("withdrawals", [])),
+        "aborted": state.get("aborted"),
     }
 
 

@@ -25,18 +25,27 @@ from schemas.tournaments import (
     RoundOut,
     StandingsArgs,
     StandingsOut,
+    TournamentAbortIn,
     TournamentAuditOut,
     TournamentIn,
     TournamentOut,
+    WithdrawIn,
 )
 from service.audit import tournament_bundle
 from service.audit.tournament_audit import audit_tournament
 from service.core import identity
+from service.core.tournament_rounds import RoundRunner
 from service.core.tournaments import Loaded, not_found
 from service.http import limits
 from service.http.common import principal, require_account, require_admin, services
 from service.http.errors import ApiError, unavailable
-from service.tournaments.commands import CreateTournament, RegisterPlayers, StartTournament
+from service.tournaments.commands import (
+    AbortTournament,
+    CreateTournament,
+    RegisterPlayers,
+    StartTournament,
+    WithdrawPlayer,
+)
 
 #: How often a read waiting for a missing read model looks again (seconds).
 _POLL = 0.05
@@ -120,6 +129,7 @@ def create_tournament(body: dict[str, Any]) -> dict[str, Any]:
         clock=body["clock"],
         rated=body["rated"],
         points=body["points"],
+        late_until_round=body["late_until_round"],
     )
     return _answer(services().tournaments.create(command))
 
@@ -134,8 +144,9 @@ def create_tournament(body: dict[str, Any]) -> dict[str, Any]:
 @blp.alt_response(409, schema=ErrorOut, description="already_registered, registration_closed")
 @blp.alt_response(422, schema=ErrorOut, description="invalid_handle, tournament_full")
 def register_players(body: dict[str, Any], tournament_id: Any) -> dict[str, Any]:
-    """Register players while it is registering: the organiser (or the operator)
-    with ``{"handles": [...]}`` (player accounts), a player's key with ``{}``."""
+    """Register players while it is registering, or late into a running Swiss until
+    round ``late_until_round`` is paired: the organiser (or the operator) with
+    ``{"handles": [...]}`` (player accounts), a player's key with ``{}``."""
     svc = services()
     tid = str(tournament_id)
     handles = body.get("handles")
@@ -178,6 +189,69 @@ def start_tournament(tournament_id: Any) -> dict[str, Any]:
     if not _organises(tid):
         raise ApiError(403, "not_your_tournament", _NOT_YOURS)
     loaded, _ = services().tournaments.execute(tid, StartTournament(by=caller.handle), by=caller.handle)
+    return _answer(loaded)
+
+
+@blp.route("/<uuid:tournament_id>/withdraw", methods=["POST"])
+@openapi.auth("required")
+@blp.arguments(WithdrawIn(), example={"player": "ann", "reason": "No-show at round 1."})
+@blp.response(200, TournamentOut)
+@blp.alt_response(401, schema=ErrorOut, description="key_required")
+@blp.alt_response(403, schema=ErrorOut, description="not_your_tournament, player_key_required")
+@blp.alt_response(404, schema=ErrorOut, description="tournament_not_found, not_registered")
+@blp.alt_response(409, schema=ErrorOut, description="already_withdrawn, tournament_not_running")
+@blp.alt_response(422, schema=ErrorOut, description="invalid_reason, field_too_small")
+def withdraw(body: dict[str, Any], tournament_id: Any) -> dict[str, Any]:
+    """Withdraw a player from the next round's pairing on (its games already paired
+    go on, and its results stay in the standings, marked withdrawn): a player's key
+    with ``{}`` withdraws itself; the organiser (or the operator) withdraws anyone
+    with ``{"player": ..., "reason": ...}``."""
+    svc = services()
+    tid = str(tournament_id)
+    player = body.get("player")
+    if player is None:
+        caller = require_account()
+        if caller.is_organiser or caller.account is None:
+            raise ApiError(
+                403, "player_key_required", "Only a player's key withdraws itself; organisers send 'player'."
+            )
+        command = WithdrawPlayer(caller.account.handle, by=caller.account.handle, reason=body.get("reason"))
+    else:
+        caller = principal()
+        if caller.kind == identity.NOBODY:
+            raise ApiError(401, "key_required", "Send the organiser's key as 'Authorization: Bearer <key>'.")
+        if not _organises(tid):
+            raise ApiError(403, "not_your_tournament", _NOT_YOURS)
+        command = WithdrawPlayer(player, by=caller.handle, reason=body.get("reason"))
+    loaded, _ = svc.tournaments.execute(tid, command, by=command.by)
+    return _answer(loaded)
+
+
+@blp.route("/<uuid:tournament_id>/abort", methods=["POST"])
+@openapi.auth("required")
+@blp.arguments(TournamentAbortIn(), example={"reason": "The club night was cancelled."})
+@blp.response(200, TournamentOut)
+@blp.alt_response(401, schema=ErrorOut, description="token_required")
+@blp.alt_response(403, schema=ErrorOut, description="not_your_tournament")
+@blp.alt_response(404, schema=ErrorOut, description="tournament_not_found")
+@blp.alt_response(409, schema=ErrorOut, description="tournament_not_running")
+@blp.alt_response(422, schema=ErrorOut, description="invalid_reason")
+def abort_tournament(body: dict[str, Any], tournament_id: Any) -> dict[str, Any]:
+    """Abort the tournament for good (the organiser who created it, or the operator):
+    no further round is paired, the standings freeze after the last complete round,
+    the seed is revealed, and the running games of the round are aborted."""
+    svc = services()
+    tid = str(tournament_id)
+    caller = principal()
+    if caller.kind == identity.NOBODY:
+        raise ApiError(401, "token_required", "Send the organiser's key as 'Authorization: Bearer <key>'.")
+    if not _organises(tid):
+        raise ApiError(403, "not_your_tournament", _NOT_YOURS)
+    command = AbortTournament(body["reason"], by=caller.handle)
+    loaded, _ = svc.tournaments.execute(tid, command, by=caller.handle)
+    # At most one round's tables (128): each an append.  The worker's advance, which
+    # the abort's commit enqueues, aborts any this request does not reach.
+    RoundRunner(svc.tournaments, svc.games).abort_games(tid, loaded.state)
     return _answer(loaded)
 
 
@@ -250,7 +324,7 @@ def export(tournament_id: Any) -> Response:
     (or the operator) while it runs (its games' hidden information)."""
     svc = services()
     tid = str(tournament_id)
-    if _read(tid, "tournament")["status"] != "finished":
+    if _read(tid, "tournament")["status"] not in ("finished", "aborted"):
         caller = principal()
         if caller.kind == identity.NOBODY:
             raise ApiError(401, "token_required", "While it runs, a tournament's export needs its organiser's key.")

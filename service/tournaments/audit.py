@@ -5,8 +5,9 @@ call :func:`audit`; the offline verifier can call it on an exported bundle.
 
 Each recorded event that a command causes (``TournamentCreated``,
 ``PlayerRegistered``, ``LatePlayerRegistered``, ``TournamentStarted``,
-``PlayerWithdrawn``, ``TableStarted``, ``TableFinished``, ``TournamentAborted``) is turned back into that command and decided again with
-``rules.decide``, the same function the command side used, on the state folded
+``PlayerWithdrawn``, ``TableStarted``, ``TableFinished``, ``TournamentAborted``)
+is turned back into that command and decided again with ``rules.decide``, the
+same function the command side used, on the state folded
 from the events before it; what ``decide`` gives must equal what was recorded,
 follow-ups included.  So the audit recomputes:
 

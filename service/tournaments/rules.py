@@ -300,13 +300,13 @@ def _withdraw(state: State, cmd: WithdrawPlayer) -> PlayerWithdrawn:
         raise Conflicting("already_withdrawn", f"{player} has withdrawn already.")
     reason = _reason(cmd.reason, required=not self_)
     left = len(active(state)) - 1
-    if state["status"] == RUNNING and len(state["history"]) < state["rounds"]:
-        if pairing.table_plan(left, state["table_sizes"], state["table_size"]) is None:
-            raise Refused(
-                "field_too_small",
-                f"Without {player}, {left} players cannot fill one table for the rounds to come.",
-                {"players": left, "smallest_table": state["table_sizes"][0]},
-            )
+    more = state["status"] == RUNNING and len(state["history"]) < state["rounds"]
+    if more and pairing.table_plan(left, state["table_sizes"], state["table_size"]) is None:
+        raise Refused(
+            "field_too_small",
+            f"Without {player}, {left} players cannot fill one table for the rounds to come.",
+            {"players": left, "smallest_table": state["table_sizes"][0]},
+        )
     return PlayerWithdrawn(player, cmd.by, reason, len(state["history"]))
 
 
