@@ -300,6 +300,7 @@ def _withdraw(state: State, cmd: WithdrawPlayer) -> PlayerWithdrawn:
         raise Conflicting("already_withdrawn", f"{player} has withdrawn already.")
     reason = _reason(cmd.reason, required=not self_)
     left = len(active(state)) - 1
+    # TRN-062: a round still to pair must seat at least one table.
     more = state["status"] == RUNNING and len(state["history"]) < state["rounds"]
     if more and pairing.table_plan(left, state["table_sizes"], state["table_size"]) is None:
         raise Refused(
