@@ -108,6 +108,15 @@ def test_trn_060_050_a_12_player_swiss_with_a_no_show_a_withdrawal_and_a_late_en
     after1 = {r["player"]: r for r in client.get(f"/v1/tournaments/{tid}/standings?round=1").get_json()["standings"]}
     assert late in after1 and after1[late]["points"] == 0  # TRN-051: nothing for the round it missed
 
+    # The page shows the withdrawals (who, when, by whom, why), marks them in the
+    # standings, and names the late entrant.
+    page = client.get(f"/tournaments/{tid}").get_data(as_text=True)
+    listed = page.split('id="withdrawals"', 1)[1].split("</ul>", 1)[0]
+    assert f"{no_show}, before round 1, withdrawn by {org}: No-show." in listed
+    assert f"{leaver}, after round 1</li>" in listed
+    assert f'data-player="{leaver}" data-withdrawn="true"' in page
+    assert f"{late} (from round 2)" in page
+
     report = client.get(f"/v1/tournaments/{tid}/audit").get_json()
     assert report["ok"] and report["complete"], report["checks"]
     assert [w["player"] for w in report["withdrawals"]] == [no_show, leaver]
@@ -172,6 +181,11 @@ def test_trn_070_an_aborted_tournament_aborts_its_games_and_its_audit_says_so(cl
     closing = ctx.tournament_store.read(tid)[-1]
     assert closing.type == "TournamentAborted"
     assert closing.data["standings"] == [{"rank": r["rank"], "player": r["player"]} for r in standings]
+
+    page = client.get(f"/tournaments/{tid}").get_data(as_text=True)
+    banner = page.split('id="aborted"', 1)[1].split("</p>", 1)[0]
+    assert f"by {org}: The hall closed." in banner and "frozen after round 1" in banner
+    assert "aborted</span> after round 1" in page and f"/v1/tournaments/{tid}/export" in page
 
     resp = client.get(f"/v1/tournaments/{tid}/export")  # anyone, once aborted
     assert resp.status_code == 200
