@@ -37,7 +37,7 @@ require = if [ -z "$(strip $($(1)))" ]; then echo "error: 'make $@' needs $(1)=<
 script = if [ ! -f scripts/$(1).py ]; then echo "error: scripts/$(1).py does not exist (yet)" >&2; exit 1; fi; \
   $(LOAD_ENV); $(PY) scripts/$(1).py $(ARGS)
 
-.PHONY: help install run test test-fast test-layer migrate worker rebuild catch-up backup restore audit replay export verify lint fmt \
+.PHONY: help install run test test-fast test-layer migrate worker bots bot-worker rebuild catch-up backup restore audit replay export verify lint fmt \
         bench demo tournament-demo soak up down clean browser screenshots
 
 help: ## list the targets
@@ -109,6 +109,12 @@ migrate: install ## create the database if missing and apply migrations
 
 worker: install ## run one RQ worker in the foreground
 	@$(LOAD_ENV); $(PY) -m workers
+
+bots: install ## provision the house bots' accounts, one per game and level (idempotent; make run does it)
+	@$(LOAD_ENV); $(PY) -m service bots
+
+bot-worker: install ## run one bot worker in the foreground (house bots act: docs/BOTS.md "House bots")
+	@$(LOAD_ENV); $(PY) -m workers.bots
 
 rebuild: install ## rebuild read models from the events (all games, or GAME=<id>)
 	@$(LOAD_ENV); $(PY) -m service rebuild $(if $(GAME),--game "$(GAME)")

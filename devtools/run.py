@@ -1,7 +1,8 @@
 """``make run``: the whole service on one machine, for development.
 
 Inside ``dev_services()`` (PostgreSQL and Redis from the environment, else embedded): apply the
-migrations, start gunicorn and one RQ worker as child processes (the worker also runs the sweep
+migrations, provision the house bots (``python -m service bots``), start gunicorn, one RQ worker
+and one bot worker (``workers/bots.py``) as child processes (the worker also runs the sweep
 and the clocks' scheduler, ``workers/timeouts.py``: nothing else is needed), write ``.devdata/env`` (the URLs
 in use, for other make targets to source), and print the API's URL once ``/healthz`` answers.
 Ctrl-C or SIGTERM stops the children, then the services.  If a child dies, everything stops and
@@ -195,12 +196,18 @@ def _serve(env: dict[str, str], port: int, env_file: dict[str, str], token_gener
     if migrate.returncode != 0 or stop:
         _say(f"migration failed (exit {migrate.returncode}); stopping" if not stop else "stopped")
         return 0 if stop else 1
+    # The house bots' accounts, keyed from this run's secret (docs/BOTS.md "House bots").
+    bots = subprocess.run([sys.executable, "-m", "service", "bots"], env=env)
+    if bots.returncode != 0 or stop:
+        _say(f"provisioning the house bots failed (exit {bots.returncode}); stopping" if not stop else "stopped")
+        return 0 if stop else 1
     children: dict[str, subprocess.Popen[bytes]] = {}
     api = f"http://127.0.0.1:{port}"
     status, ready, started = 0, False, time.monotonic()
     try:
         children["gunicorn"] = _spawn("gunicorn", _gunicorn_argv(port), env)
         children["worker"] = _spawn("worker", [sys.executable, "-m", "workers"], env)
+        children["bot worker"] = _spawn("bot worker", [sys.executable, "-m", "workers.bots"], env)
         while not stop:
             dead = [(n, p) for n, p in children.items() if p.poll() is not None]
             if dead:

@@ -1,11 +1,15 @@
 """``make demo``: one full game of every registered game over HTTP, played by
-random legal-intent bots (``quarterdeck_client.RandomBot``), then the results
-and the leaderboards.
+random legal-intent bots (``quarterdeck_client.RandomBot``) against the house
+bots of several levels, then the results and the leaderboards.
 
-The bots play as a third party would, through the lobby: each registers an
-account (its key shown once), the first opens a rated table, the others find
-it in ``GET /v1/tables`` and join, and the last join starts the game (seats
-drawn from the game's seed); each bot then plays its seat with its own key.
+The random bots play as a third party would, through the lobby: each registers
+an account (its key shown once), the first opens a rated table and seats house
+bots at it (``POST /v1/tables/{id}/bots``; levels rotate from game to game),
+the others find it in ``GET /v1/tables`` and join the seats left, and the last
+seat taken starts the game (seats drawn from the game's seed); each random bot
+then plays its seat with its own key, and the house bots play theirs through
+the bot worker (docs/BOTS.md "House bots").  ``--no-house-bots``, or a server
+without house bots, plays random bots only.
 
 Needs the service from ``make run``.  Settings: ``QD_URL`` (else
 ``QD_API_URL`` from ``.devdata/env``, else http://127.0.0.1:8000),
@@ -143,10 +147,17 @@ def register_crew(api: Client, count: int, kept: dict[str, str] | None = None) -
 
 
 def play_one(
-    api: Client, game: str, keys: dict[str, str], chooser: random.Random, index: int, total: int
+    api: Client,
+    game: str,
+    keys: dict[str, str],
+    chooser: random.Random,
+    index: int,
+    total: int,
+    house_levels: list[int] | None = None,
 ) -> dict[str, Any]:
-    """One rated game through the lobby: the first bot opens a table, the
-    others find it and join (fewer seats if the game allows fewer), then
+    """One rated game through the lobby: the first bot opens a table and seats the
+    house bots of ``house_levels`` (as many as the seats left allow), the others
+    find it and join the seats left (fewer seats if the game allows fewer), then
     every bot plays its own seat with its own key."""
     handles = list(keys)
     for n in range(len(handles), 0, -1):
@@ -156,17 +167,32 @@ def play_one(
         except ApiError as err:
             if err.code != "invalid_player_count" or n == 1:
                 raise
-    for handle in handles[1:n]:
+    house = (house_levels or [])[: n - 1]
+    for level in house:
+        table = api.seat_bot(keys[handles[0]], table["id"], level)
+    joining = handles[1 : n - len(house)]
+    for handle in joining:
         found = [t for t in api.tables(game) if t["id"] == table["id"]]
         if not found:
             raise SystemExit(f"demo: table {table['id']} is not in the lobby")
         table = api.join_table(keys[handle], table["id"])
     game_id = table["game_id"] or api.wait_for_start(table["id"])
-    bot = RandomBot.seated(api, game_id, {h: keys[h] for h in handles[:n]}, chooser=chooser)
-    progress = Progress(f"[{index}/{total}] {game:<20} {n}p  game {game_id[:8]}")
+    bot = RandomBot.seated(api, game_id, {h: keys[h] for h in [handles[0], *joining]}, chooser=chooser)
+    against = f" vs house bots {', '.join(map(str, house))}" if house else ""
+    progress = Progress(f"[{index}/{total}] {game:<20} {n}p{against}  game {game_id[:8]}")
     final = bot.play(progress=progress)
     progress.done(bot, final)
     return final
+
+
+def house_levels(api: Client, game: str, index: int) -> list[int]:
+    """The levels of ``game``'s house bots, best first, rotated by ``index`` (so that
+    successive games meet different levels); none when the server has none."""
+    levels = sorted((b["level"] for b in api.bots() if b["game"] == game), reverse=True)
+    if not levels:
+        return []
+    shift = index % len(levels)
+    return levels[shift:] + levels[:shift]
 
 
 def print_results(finals: list[dict[str, Any]]) -> None:
@@ -303,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=10, help="leaderboard lines shown per game")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the leaderboards")
     parser.add_argument("--check-rebuild", action="store_true", help="compare leaderboards with a full rebuild")
+    parser.add_argument("--no-house-bots", action="store_true", help="random bots only, no house bots")
     args = parser.parse_args(argv)
 
     api = Client(args.url, admin_token=setting("ADMIN_TOKEN", env), retries=3)
@@ -323,7 +350,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Accounts: {', '.join(keys)} (their keys are kept in {ACCOUNTS_FILE.relative_to(ROOT)})")
     else:
         print(f"Accounts: {', '.join(keys)} (keys shown once, kept in memory for this run)")
-    finals = [play_one(api, g, keys, chooser, i + 1, len(games)) for i, g in enumerate(games)]
+    finals = [
+        play_one(api, g, keys, chooser, i + 1, len(games), [] if args.no_house_bots else house_levels(api, g, i))
+        for i, g in enumerate(games)
+    ]
     print(f"{len(finals)} game(s) played in {time.perf_counter() - started:.1f}s, {api.requests} requests")
     print_results(finals)
     wait_for_leaderboards(api, finals, args.timeout)

@@ -5,7 +5,7 @@ the composition root (``service.bootstrap``) and closes them.  Domain errors
 become one line on stderr and exit code 2, never a traceback; a failed audit
 or verification exits 1.
 
-    migrate | rebuild [--game ID] | catch-up | backup [--out F] | restore F [--check] | audit ID
+    migrate | rebuild [--game ID] | catch-up | bots | backup [--out F] | restore F [--check] | audit ID
     replay ID N | export ID | verify BUNDLE
     tournament-audit ID | tournament-export ID
 """
@@ -109,6 +109,24 @@ def _catch_up(ns: argparse.Namespace, settings: Settings) -> int:
     finally:
         ctx.close()
     print(f"caught up {caught} game(s)")
+    return 0
+
+
+def _bots(ns: argparse.Namespace, settings: Settings) -> int:
+    """Provision the house bots (idempotent): one account per game and level,
+    keyed from the bot secret (docs/BOTS.md "House bots")."""
+    from service.core.house_bots import HouseBots, levels
+    from service.games import registry
+
+    secret = settings.bot_key_secret
+    if not secret:
+        return _fail("set QD_BOT_SECRET (or ADMIN_TOKEN): the house bots' keys are derived from it")
+    ctx = _components(settings)
+    try:
+        bots = HouseBots(ctx.store.pool, settings.pool_timeout).provision(registry.names(), levels(), secret)
+    finally:
+        ctx.close()
+    print(f"{len(bots)} house bot(s): " + ", ".join(b.handle for b in bots))
     return 0
 
 
@@ -356,6 +374,7 @@ COMMANDS: dict[str, tuple[str, Handler, Callable[[argparse.ArgumentParser], Any]
     "migrate": ("create the database if missing and apply migrations", _migrate, _none),
     "rebuild": ("drop and rebuild read models from PostgreSQL", _rebuild, _rebuild_args),
     "catch-up": ("project every game whose read model lags its stream", _catch_up, _none),
+    "bots": ("provision the house bots' accounts, one per game and level (idempotent)", _bots, _none),
     "backup": ("dump the source of truth (events, seeds, accounts...) into one checked file", _backup, _backup_args),
     "restore": ("load a backup file into an EMPTY database (then: rebuild)", _restore, _restore_args),
     "audit": ("run the four audit checks on a game", _audit, _audit_args),

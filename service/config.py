@@ -162,6 +162,22 @@ class Settings:
     #: so that projecting each again reads neither back from Redis (0: none); each a few
     #: kB to tens of kB (``projections.runner.Checkpoints``).
     projection_cache: int = 1024
+    #: The secret house bots' keys are derived from (``QD_BOT_SECRET``; unset: ``ADMIN_TOKEN``).
+    #: ``make bots`` keys the bots with it and the bot worker derives the same keys; a new
+    #: secret re-keys them at the next ``make bots``.  Neither set: no bot can act.
+    bot_secret: str | None = None
+    #: The bot worker's RQ queue (``workers/bots.py``).
+    bot_queue: str = "bots"
+    #: Bot jobs waiting at most; beyond it a turn is left to the worker's next resync.
+    bot_queue_max: int = 1000
+    #: Seconds between two resyncs of the bot worker: each bot's turns now, as an
+    #: account stream starts with them (what pub/sub may have dropped).
+    bot_resync_seconds: float = 30.0
+
+    @property
+    def bot_key_secret(self) -> str | None:
+        """What house bots' keys are derived from (``bot_secret``, else ``admin_token``)."""
+        return self.bot_secret or self.admin_token
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:

@@ -35,8 +35,12 @@ class AccountStore(Pooled):
         """A new account and its key (the only time the key exists in clear)."""
         if not identity.valid_handle(handle):
             raise invalid_handle(handle)
-        if kind not in identity.KINDS:
-            raise ValueError(kind)
+        if kind not in identity.KINDS or kind == identity.BOT:
+            raise ValueError(kind)  # house bots are provisioned (service/core/house_bots.py)
+        if identity.reserved_handle(handle):
+            raise Conflicting(
+                "handle_reserved", "Handles of the form '<game>-bot-<level>' are the house bots' (docs/BOTS.md)."
+            )
         key = identity.new_key()
         account_id = uuid.uuid4()
         try:
@@ -97,10 +101,14 @@ class AccountStore(Pooled):
         return {h: found[k] for h, k in zip(handles, keys, strict=True) if k in found}
 
     def players(self, handles: Sequence[str]) -> list[Account]:
-        """The player accounts of ``handles``, in order; a refusal naming the
-        handles that are no player's."""
+        """The accounts of ``handles`` that sit in seats (players and house
+        bots), in order; a refusal naming the handles that are neither."""
         found = self.by_handles(handles)
-        missing = [h for h in handles if h not in found or found[h].kind != identity.PLAYER]
+        missing = [h for h in handles if h not in found or found[h].kind not in identity.SEATED_KINDS]
         if missing:
-            raise NotFound("account_not_found", "Every seated handle must be a player's account.", {"handles": missing})
+            raise NotFound(
+                "account_not_found",
+                "Every seated handle must be a player's or a house bot's account.",
+                {"handles": missing},
+            )
         return [found[h] for h in handles]

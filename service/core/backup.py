@@ -74,6 +74,7 @@ TABLES: dict[str, str] = {
     # Kept audits: computed once (their ``computed_at`` is shown), cheap to keep.
     "game_audits": "game_id",
     "accounts": "account_id",
+    "house_bots": "account_id",
     "lobby_tables": "table_id",
     "lobby_seats": "table_id, account_id",
     "tournaments": "tournament_id",

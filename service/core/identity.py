@@ -19,6 +19,7 @@ is to one game.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import re
@@ -42,7 +43,15 @@ KEY_PREFIX = "qdk_"
 
 PLAYER = "player"
 ORGANISER = "organiser"
-KINDS = (PLAYER, ORGANISER)
+#: A house bot (docs/BOTS.md "House bots"): provisioned by the operator, never registered.
+BOT = "bot"
+KINDS = (PLAYER, ORGANISER, BOT)
+#: Kinds that sit in games' seats.
+SEATED_KINDS = (PLAYER, BOT)
+#: House bots' handles: ``<game>-bot-<level>``; nobody else may take one.
+BOT_HANDLE = re.compile(r"[A-Za-z0-9_-]*-bot-[0-9]+")
+#: Games whose name is too long for a handle with ``-bot-<level>`` get a short one.
+_BOT_PREFIX = {"nautilus-industries": "nautilus-ind"}
 
 
 def valid_handle(handle: Any) -> bool:
@@ -69,6 +78,25 @@ def same_name(names: Sequence[str]) -> list[str]:
             repeated.append(name)
         seen.setdefault(key, name)
     return repeated
+
+
+def bot_handle(game: str, level: int) -> str:
+    """The handle of ``game``'s house bot of ``level``, e.g. ``nauticus-bot-2``
+    (``nautilus-ind-bot-2``: a handle has at most 24 characters)."""
+    return f"{_BOT_PREFIX.get(game, game)}-bot-{level}"
+
+
+def reserved_handle(handle: str) -> bool:
+    """A handle of the house bots' form, which only the operator provisions."""
+    return BOT_HANDLE.fullmatch(handle) is not None
+
+
+def bot_key(secret: str, handle: str) -> str:
+    """A house bot's key, derived from the operator's bot secret: the worker that
+    acts for the bot derives it again and nothing keeps it in clear.  A new secret
+    re-keys every bot at the next provisioning (``make bots``)."""
+    mac = hmac.new(secret.encode("utf-8"), b"quarterdeck house bot\0" + handle_key(handle).encode(), "sha256")
+    return KEY_PREFIX + base64.urlsafe_b64encode(mac.digest()).rstrip(b"=").decode()
 
 
 def new_key() -> str:

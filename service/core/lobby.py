@@ -185,6 +185,37 @@ class Lobby(Pooled):
             raise StoreUnavailable(str(exc)) from exc
         return self._after_commit(table, started)
 
+    def seat_bot(self, table_id: str, caller: Account, bot: Account) -> dict[str, Any]:
+        """Seat a house bot at an open table (docs/API.md "House bots"): the
+        table's owner or its organiser asks, with no invitation (a house bot
+        plays whoever asks it).  The seat that fills the table starts its game.
+
+        The bot's open seats are bounded by the cap of the one who seats it
+        (an account has at most ``open_tables_per_account`` open tables, and a
+        bot sits once at a table), not by a cap of the bot's own: a house bot
+        is shared, and one account must not be able to take every open seat
+        it has."""
+        try:
+            with self._conn() as conn, conn.transaction():
+                table = self._locked(conn, table_id)
+                if table["creator_id"] != caller.account_id:
+                    raise Forbidden("not_your_table", "Only the table's owner (or its organiser) may seat a house bot.")
+                if any(identity.handle_key(p) == identity.handle_key(bot.handle) for p in table["players"]):
+                    raise Conflicting("already_seated", "This house bot already sits at this table.")
+                if table["status"] == CLOSED:
+                    raise Conflicting("table_closed", "This table was closed: everyone left it.")
+                if table["status"] == STARTED or len(table["players"]) >= table["seats"]:
+                    raise Conflicting("table_full", "Every seat of this table is taken.", {"game_id": table["game_id"]})
+                conn.execute(
+                    "INSERT INTO lobby_seats (table_id, account_id, handle) VALUES (%s, %s, %s)",
+                    (table_id, bot.account_id, bot.handle),
+                )
+                table["players"] = [*table["players"], bot.handle]
+                started = self._start_if_full(conn, table)
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        return self._after_commit(table, started)
+
     def leave(self, table_id: str, account: Account) -> dict[str, Any]:
         """Stand up from an open table.  A player's table that nobody sits at
         any more is closed."""
@@ -203,7 +234,7 @@ class Lobby(Pooled):
                 mine = identity.handle_key(account.handle)
                 table["players"] = [p for p in table["players"] if identity.handle_key(p) != mine]
                 creator_is_player = not self._creator_is_organiser(conn, table)
-                if not table["players"] and creator_is_player:
+                if creator_is_player and self._nobody_but_bots(conn, table_id):
                     conn.execute("UPDATE lobby_tables SET status = 'closed' WHERE table_id = %s", (table_id,))
                     table["status"] = CLOSED
         except psycopg.OperationalError as exc:
@@ -275,6 +306,17 @@ class Lobby(Pooled):
     def _creator_is_organiser(conn: psycopg.Connection, table: dict[str, Any]) -> bool:
         row = conn.execute("SELECT kind FROM accounts WHERE account_id = %s", (table["creator_id"],)).fetchone()
         return bool(row) and row[0] == identity.ORGANISER
+
+    @staticmethod
+    def _nobody_but_bots(conn: psycopg.Connection, table_id: str) -> bool:
+        """Nobody sits at the table but house bots (or nobody at all): a player's
+        table that its players left is closed, whatever bots sit at it."""
+        row = conn.execute(
+            "SELECT count(*) FROM lobby_seats s JOIN accounts a USING (account_id)"
+            " WHERE s.table_id = %s AND a.kind <> 'bot'",
+            (table_id,),
+        ).fetchone()
+        return row[0] == 0
 
     def _start_if_full(self, conn: psycopg.Connection, table: dict[str, Any]) -> dict[str, Any] | None:
         """Create the game of a table whose seats are all taken, in this

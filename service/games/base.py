@@ -36,6 +36,14 @@ Contract (checked for every engine by ``tests/property/test_conformance.py``)
   ``legal`` is empty, and the game's own rules (its rules reference, "forfeit")
   say what becomes of its components and turns.  The final ranking of a game
   with forfeits is the platform's (:func:`forfeited` seats last).
+* ``determinize(view(state, seat), seat, rng)`` returns a full state whose
+  ``view`` for ``seat`` is that view again: what the view hides (other
+  seats' hands, decks, face-down choices) is drawn with ``rng`` from what the
+  view proves is left, and the state satisfies the invariants.  It is what a
+  bot searches in (``service/bots/``), since a bot never gets the real state.
+* ``evaluate(state)`` returns one finite number per seat, higher is better:
+  the rules' own final scoring as if the game ended now, plus the game's
+  estimate of unfinished work.  Cheap: searches call it at every leaf.
 """
 
 from __future__ import annotations
@@ -167,6 +175,14 @@ class Engine(Protocol):
         Never mutates ``state``; refuses a seat already forfeited or a game over."""
         ...
 
+    def determinize(self, view: dict[str, Any], seat: int, rng: Rng) -> State:
+        """A full state consistent with ``seat``'s ``view``, hidden parts drawn with ``rng``."""
+        ...
+
+    def evaluate(self, state: State) -> list[float]:
+        """One finite number per seat, higher is better (see the module's contract)."""
+        ...
+
 
 class GameEngine:
     """The one engine class: every game package has the same modules, and its
@@ -186,7 +202,8 @@ class GameEngine:
     * ``views``: ``view(state, viewer)`` and ``redact_event(event, viewer)``;
     * ``invariants``: ``check(state)``;
     * ``scoring``: ``result(state)`` (the stored result or ``None``);
-    * ``refusals``: the texts of every :class:`RuleViolation` the game raises.
+    * ``refusals``: the texts of every :class:`RuleViolation` the game raises;
+    * ``search``: ``determinize(view, seat, rng)`` and ``evaluate(state)``.
     """
 
     def __init__(
@@ -201,6 +218,7 @@ class GameEngine:
         views: Any,
         invariants: Any,
         scoring: Any,
+        search: Any,
     ) -> None:
         self.name: str = data.NAME
         self.version: str = data.VERSION
@@ -217,9 +235,23 @@ class GameEngine:
         self.redact_event = views.redact_event
         self.check_invariants = invariants.check
         self._result = scoring.result
+        self.determinize = search.determinize
+        self.evaluate = search.evaluate
 
     #: The modules every game package has, by these names.
-    SHAPE = ("data", "commands", "setup", "evolve", "legal", "rules", "views", "invariants", "scoring", "refusals")
+    SHAPE = (
+        "data",
+        "commands",
+        "setup",
+        "evolve",
+        "legal",
+        "rules",
+        "views",
+        "invariants",
+        "scoring",
+        "refusals",
+        "search",
+    )
 
     @classmethod
     def assemble(cls, package: str) -> GameEngine:

@@ -18,6 +18,7 @@ from service.core import identity
 from service.core.accounts import AccountStore
 from service.core.commands import GameService
 from service.core.eventstore import EventStore
+from service.core.house_bots import HouseBots
 from service.core.identity import GameAccess, Principal
 from service.core.lobby import Limits, Lobby
 from service.core.tokens import hash_token
@@ -54,6 +55,10 @@ class Services:
     @cached_property
     def accounts(self) -> AccountStore:
         return AccountStore(self.store.pool, self.settings.pool_timeout)
+
+    @cached_property
+    def house_bots(self) -> HouseBots:
+        return HouseBots(self.store.pool, self.settings.pool_timeout)
 
     @cached_property
     def tournaments(self) -> TournamentService:

@@ -152,10 +152,25 @@ def create_game(body: dict[str, Any]) -> dict[str, Any]:
         terms = {"accounts": [True] * len(players), "rated": bool(body.get("rated"))}
     elif body.get("rated"):
         raise ApiError(422, "rated_needs_accounts", "Only a game of accounts can be rated: send 'accounts': true.")
+    else:
+        _no_house_bot_names(players)
     if caller.is_organiser:
         # The organiser's own game: its key has the organiser's rights over it.
         terms["created_by"] = caller.handle
     return svc.games.create_game(body["game"], players, body["options"], clock=body.get("clock"), **terms)
+
+
+def _no_house_bot_names(names: list[str]) -> None:
+    """A casual seat never takes a house bot's name: a seat so named is the bot
+    (pages mark it so, docs/BOTS.md "House bots")."""
+    reserved = [name for name in names if identity.reserved_handle(name)]
+    if reserved:
+        raise ApiError(
+            422,
+            "reserved_name",
+            "Names of the form '<game>-bot-<level>' are the house bots'; a casual seat cannot take one.",
+            {"names": reserved},
+        )
 
 
 @blp.route("", methods=["GET"])

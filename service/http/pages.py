@@ -81,11 +81,19 @@ _STATUS_ORDER = {"running": 0, "registering": 1, "finished": 2, "aborted": 2}
 #: what its loader returns.
 HOME_SECTIONS: list[tuple[str, str, Callable[[], dict[str, Any]]]] = [
     ("Open tables", "home/_tables.html", lambda: {"list": pages_api.table_list(status="open", limit=10)}),
+    ("Play a bot", "home/_play_bot.html", lambda: {"bots": pages_api.bot_list()}),
     ("Running games", "home/_games.html", lambda: {"list": pages_api.game_list(status="active", limit=10)}),
     ("Recent results", "home/_games.html", lambda: {"list": pages_api.game_list(status="finished", limit=10)}),
     ("Tournaments", "home/_tournaments.html", lambda: {"tournaments": _home_tournaments()}),
     ("Leaderboards", "home/_leaderboards.html", lambda: {"boards": _top_boards(5)}),
 ]
+
+
+def bot_seats(game: dict[str, Any]) -> dict[int, int]:
+    """``{seat: level}`` of the game's seats that house bots sit in, from ``GET /v1/bots``
+    (a casual seat cannot take a bot's name: ``reserved_name``)."""
+    levels = {b["handle"].lower(): b["level"] for b in pages_api.bot_list() if b["game"] == game["game"]}
+    return {seat: levels[name.lower()] for seat, name in enumerate(game["players"]) if name.lower() in levels}
 
 
 def _home_tournaments() -> list[dict[str, Any]]:
@@ -379,6 +387,7 @@ def game_page(raw_id: str) -> Response:
         "game.html",
         game=game,
         viewer=viewer,
+        bots=bot_seats(game),
         can_replay=can_replay,
         pos=position,
         log=log_lines,

@@ -23,7 +23,7 @@ from marshmallow import ValidationError
 
 from projections import tournaments as tournament_view
 from schemas.tournaments import TournamentOut
-from service.http import audit, games, leaderboards, tables, tournaments
+from service.http import audit, bots, games, leaderboards, tables, tournaments
 from service.http.common import services
 from service.http.errors import ApiError
 
@@ -60,6 +60,11 @@ def game(game_id: str, min_version: int | None = None) -> dict[str, Any]:
 def game_list(**query: Any) -> dict[str, Any]:
     """``GET /v1/games?game=&status=&player=&limit=&offset=``."""
     return _call(games.list_games, query)
+
+
+def bot_list() -> list[dict[str, Any]]:
+    """``GET /v1/bots``: the house bots."""
+    return _call(bots.list_bots, None)["bots"]
 
 
 def table_list(**query: Any) -> dict[str, Any]:

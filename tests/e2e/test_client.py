@@ -109,7 +109,9 @@ def test_demo_script_plays_prints_results_and_leaderboards(base_url, ctx, capsys
     spec.loader.exec_module(demo)
     demo.CREW = _players()  # handles of this test only
     # serving() projects like the worker does; the demo sees its games finish.
-    rc = demo.main(["--url", base_url, "--games", "nauticus", "--players", "2", "--seed", "4", "--timeout", "60"])
+    # No bot worker here: random bots only (the house bots' demo: tests/e2e/test_house_bots_live.py).
+    argv = ["--url", base_url, "--games", "nauticus", "--players", "2", "--seed", "4", "--timeout", "60"]
+    rc = demo.main([*argv, "--no-house-bots"])
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "[1/1] nauticus" in out and "finished, winner" in out

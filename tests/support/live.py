@@ -63,13 +63,20 @@ def service_env(settings: Any, **extra: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def live_service(settings: Any, **extra: str) -> Iterator[str]:
+def live_service(settings: Any, bots: bool = False, **extra: str) -> Iterator[str]:
     """Start gunicorn and a worker, wait for ``/healthz``, yield the base URL;
-    stop both on the way out (a process that will not stop is killed)."""
+    stop both on the way out (a process that will not stop is killed).
+    ``bots``: provision the house bots and start a bot worker too, as ``make run`` does."""
     port = free_port()
     env = service_env(settings, **extra)
     api = subprocess.Popen(_gunicorn_argv(port), cwd=ROOT, env=env, start_new_session=True)
     worker = subprocess.Popen([sys.executable, "-m", "workers"], cwd=ROOT, env=env, start_new_session=True)
+    procs = [api, worker]
+    if bots:
+        subprocess.run([sys.executable, "-m", "service", "bots"], cwd=ROOT, env=env, check=True)
+        procs.append(
+            subprocess.Popen([sys.executable, "-m", "workers.bots"], cwd=ROOT, env=env, start_new_session=True)
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -82,9 +89,9 @@ def live_service(settings: Any, **extra: str) -> Iterator[str]:
             time.sleep(0.2)
         yield url
     finally:
-        for proc in (api, worker):
+        for proc in procs:
             proc.terminate()
-        for proc in (api, worker):
+        for proc in procs:
             try:
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:

@@ -2,7 +2,9 @@
 
 * No import cycles among our modules (imports inside functions count too).
 * The rules engines import nothing of ours but ``service.games`` and no
-  infrastructure; the write side (``service.core``) imports no Flask, RQ or
+  infrastructure; the house bots (``service.bots``) nothing of ours but
+  ``service.games`` and themselves, no infrastructure, no clock and no global
+  random (docs/BOTS.md, "House bots"); the write side (``service.core``) imports no Flask, RQ or
   Redis and nothing of the HTTP layer, the workers or the projections.
 * Nothing of the product points outside the repo (the working material
   beside our checkout is not the product).
@@ -104,6 +106,37 @@ def test_the_rules_engines_import_no_infrastructure(name: str) -> None:
     assert not _tops(name) & set(INFRASTRUCTURE), _tops(name) & set(INFRASTRUCTURE)
     if name != "service.games.simulate":  # the playout driver: a seeded chooser and a timer, no rules
         assert not {"random", "time", "datetime"} & _tops(name), "no clock and no global random in a rules engine"
+
+
+def _random_module_uses(name: str) -> set[str]:
+    """The names a module reads off the ``random`` module (``random.Random``, ``random.choice``...)."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    used = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "random"
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "random":
+            used.update(alias.name for alias in node.names)
+    return used
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("service.bots")))
+def test_the_bots_are_pure(name: str) -> None:
+    """Issue #34: a bot is a pure function of what its seat sees, seeded: no infrastructure (so it cannot read
+    PostgreSQL or Redis), no clock (the caller passes one) and only seeded generators (``random.Random``)."""
+    ours = {m for m in imports_of(name) if m.split(".")[0] in PACKAGES}
+    assert all(m.startswith(("service.games", "service.bots")) for m in ours), ours
+    assert not _tops(name) & set(INFRASTRUCTURE), _tops(name) & set(INFRASTRUCTURE)
+    if name != "service.bots.arena":  # the measurement: it times the bots with the clock it passes them
+        assert not {"time", "datetime"} & _tops(name), "no clock in a bot: the caller passes cpu_clock"
+    assert _random_module_uses(name) <= {"Random"}, "no global random in a bot: random.Random(seed) only"
+
+
+def test_the_bots_checker_sees_the_bots() -> None:
+    assert {"service.bots.levels", "service.bots.ismcts", "service.bots.arena"} <= set(MODULES)
+    assert _random_module_uses("service.bots.arena") == {"Random"}
 
 
 @pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("service.core")))

@@ -344,6 +344,15 @@ class Client:
     def leave_table(self, key: str, table_id: str) -> dict[str, Any]:
         return self.call("POST", f"/v1/tables/{table_id}/leave", key, body={}, resend=False)
 
+    def bots(self) -> list[dict[str, Any]]:
+        """``GET /v1/bots``: the house bots (handle, game, level, budget_ms, rating)."""
+        return self.call("GET", "/v1/bots")["bots"]
+
+    def seat_bot(self, key: str, table_id: str, level: int) -> dict[str, Any]:
+        """``POST /v1/tables/{id}/bots``: seat the house bot of ``level`` at the
+        caller's table (the seat that fills it starts the game)."""
+        return self.call("POST", f"/v1/tables/{table_id}/bots", key, body={"level": level}, resend=False)
+
     def wait_for_start(self, table_id: str, timeout: float = 60.0, poll: float = 0.2) -> str:
         """The ``game_id`` of a table once its last seat is taken."""
         deadline = time.monotonic() + timeout

@@ -135,6 +135,11 @@ def goods_set_vp(n: int) -> int:
     return _GOODS_SET_VP[n] if n <= 5 else 20 + 5 * (n - 5)
 
 
+# --- Search weights (not rules: ``search.evaluate``'s guesses of what unfinished work is worth) -----------
+EVAL_SHIP_IN_PROGRESS = 0.6  # share of SHIP_VP an unfinished ship counts for, once all its masts and sails are on
+EVAL_STEP_TO_SHIP = 2  # a closed hull counts as this many placed masts / sails toward that share
+EVAL_GOODS_ON_SHIPS = 0.5  # share of the delivery VP (NAU-190) that goods waiting on ships count for
+
 # --- Decisions the rules leave open (NAU-Qxx, docs/rules/nauticus.md §3) -------------------------------
 # NAU-Q01: the "first copy at the printed price / 2nd+ copy 4 Taler / all four types give a gift" bookkeeping
 #   is kept per action carried out: the board action and the extra action each have their own counts and their

@@ -74,3 +74,8 @@ def stock_row_reduction(space: int) -> int:
     if space >= STOCK_ROW2:
         return 1
     return 0
+
+
+#: Search weight, not a rule (``search.evaluate``): the share of their commodity value (NIN-095) that gems
+#: still held count for, since selling them moves the market before they are paid.
+EVAL_GEM_SHARE = 0.8

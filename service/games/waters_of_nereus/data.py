@@ -177,3 +177,8 @@ END_FOUR_HOLDS = 6  # WON-D06 SC22
 END_FOUR_HOLDS_NEEDED = 4  # WON-D06 SC22
 GOLD_PER_VP = 5  # WON-141
 # WON-004, WON-A16, WON-D10: gold is unlimited (coins are only currency tokens): no gold supply is kept.
+
+# Search weights, not rules (``search.evaluate``'s guesses of what unfinished work is worth).
+EVAL_HOLD_SHARE = 0.5  # share of a hold's VP (WON-083) its treasures count for before it is complete
+EVAL_PENDING_VP = 0.3  # VP a treasure in hand (not yet placed, WON-055) counts for
+EVAL_SCIENCE_VP = 0.3  # VP a step on the science track counts for (cards and end cards cost power, WON-125)

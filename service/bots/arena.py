@@ -1,0 +1,187 @@
+"""The strength measurement: bots against bots (or a uniform random player), engine only, no servers.
+
+``run_strength`` plays ``games`` games of ``game`` with ``seats`` players: player ``a`` in one seat, rotated
+game by game, and player ``b`` in every other seat.  Each bot decides from what its seat's client would
+read (the view and legal intents, through JSON) with ``time.thread_time`` as its CPU clock.  It returns (and
+the CLI prints) ``a``'s win rate with a 95 % Wilson interval (a shared first place counts half), CPU per
+decision p50/p99 by player (decisions with more than one legal intent; a forced one costs nothing), and
+games per minute::
+
+    python -m service.bots.arena --game nauticus --a 1 --b random --games 100 --seats 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import time
+from typing import Any
+
+from service.bots.levels import LEVELS, choose
+from service.bots.position import candidates, intent_key, legal_by_key
+from service.games import registry
+from service.games.base import Engine
+from service.games.rng import Rng
+from service.games.simulate import SETUP_DOMAIN, decision_domain
+
+RANDOM = "random"
+
+#: A game still running after this many intents is stopped and counts as a draw for ``a``.
+MAX_INTENTS = 20_000
+
+
+def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a proportion ``wins / n``."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (nearest rank) of ``values``; 0 for none."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def _player(name: str | int) -> str | int:
+    if name == RANDOM:
+        return RANDOM
+    level = int(name)
+    if level not in LEVELS:
+        raise ValueError(f"no bot level {level}; levels: {sorted(LEVELS)} or {RANDOM!r}")
+    return level
+
+
+def play_game(
+    engine: Engine, players: list[str | int], seed: int, cpu: dict[str, list[float]]
+) -> tuple[dict[str, Any] | None, int]:
+    """One game; ``players[i]`` plays seat ``i``.  Appends each bot decision's CPU seconds to
+    ``cpu[str(level)]``.  Returns the result (None: stopped at :data:`MAX_INTENTS`) and the intents played."""
+    game_seed = seed.to_bytes(32, "big")
+    events = engine.setup(len(players), {}, Rng(game_seed, domain=SETUP_DOMAIN))
+    state = None
+    for event in events:
+        state = engine.evolve(state, event)
+    assert state is not None
+    chooser = random.Random(seed)
+    count = len(events)
+    for step in range(MAX_INTENTS):
+        to_act = engine.to_act(state)
+        if not to_act:
+            return engine.result(state), step
+        seat = to_act[chooser.randrange(len(to_act))]
+        legal = json.loads(json.dumps([c.to_json() for c in engine.legal(state, seat)]))
+        who = players[seat]
+        if who == RANDOM:
+            options = candidates(legal)
+            intent = options[chooser.randrange(len(options))]
+        else:
+            view = json.loads(json.dumps(engine.view(state, seat)))
+            started = time.thread_time()
+            intent = choose(
+                engine.name, seat, view, legal, level=int(who), seed=chooser.getrandbits(64), cpu_clock=time.thread_time
+            )
+            if len(candidates(legal)) > 1:
+                cpu.setdefault(str(who), []).append(time.thread_time() - started)
+        command = legal_by_key(engine, state, seat)[intent_key(intent)]
+        new = engine.decide(state, seat, command, Rng(game_seed, domain=decision_domain(count)))
+        for event in new:
+            state = engine.evolve(state, event)
+        count += len(new)
+    return None, MAX_INTENTS
+
+
+def run_strength(
+    game: str, a: str | int, b: str | int, *, games: int = 100, seats: int = 2, seed: int = 0
+) -> dict[str, Any]:
+    """Player ``a`` (a level number or ``"random"``) against ``b`` in ``games`` games of ``game`` (API name)
+    with ``seats`` players; ``a`` sits at seat ``g % seats`` in game ``g`` (seeds ``seed + g``), ``b`` in the
+    other seats.  Returns ``a``'s wins (a shared first place counts half), win rate and its 95 % interval,
+    games stopped unfinished, CPU seconds per decision (p50, p99, max, count) per level, and games per
+    minute of wall time."""
+    engine = registry.get(game)
+    pa, pb = _player(a), _player(b)
+    cpu: dict[str, list[float]] = {}
+    wins = 0.0
+    unfinished = 0
+    intents = 0
+    started = time.perf_counter()
+    for g in range(games):
+        at = g % seats
+        players = [pa if s == at else pb for s in range(seats)]
+        result, played = play_game(engine, players, seed + g, cpu)
+        intents += played
+        if result is None:
+            unfinished += 1
+            wins += 0.5
+            continue
+        ranks = result["ranks"]
+        if ranks[str(at)] == 1:
+            wins += 1.0 / sum(1 for r in ranks.values() if r == 1)
+    wall = time.perf_counter() - started
+    low, high = wilson(wins, games)
+    return {
+        "game": game,
+        "seats": seats,
+        "a": str(pa),
+        "b": str(pb),
+        "games": games,
+        "wins": wins,
+        "win_rate": wins / games if games else 0.0,
+        "interval95": [round(low, 3), round(high, 3)],
+        "unfinished": unfinished,
+        "intents_per_game": intents / games if games else 0.0,
+        "cpu_per_decision": {
+            level: {
+                "p50": percentile(values, 0.5),
+                "p99": percentile(values, 0.99),
+                "max": max(values),
+                "decisions": len(values),
+                "budget": LEVELS[int(level)].budget_s,
+            }
+            for level, values in sorted(cpu.items())
+        },
+        "games_per_minute": games / wall * 60 if wall else 0.0,
+    }
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """A few lines for a terminal."""
+    low, high = report["interval95"]
+    lines = [
+        f"{report['game']} {report['seats']}p: {report['a']} vs {report['b']}: "
+        f"{report['wins']:g}/{report['games']} = {report['win_rate']:.1%} (95% {low:.1%}-{high:.1%}), "
+        f"{report['unfinished']} unfinished, {report['games_per_minute']:.1f} games/min"
+    ]
+    for level, c in report["cpu_per_decision"].items():
+        lines.append(
+            f"  level {level}: CPU/decision p50 {c['p50'] * 1000:.1f} ms, p99 {c['p99'] * 1000:.1f} ms, "
+            f"max {c['max'] * 1000:.1f} ms over {c['decisions']} decisions (budget {c['budget'] * 1000:.0f} ms)"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m service.bots.arena", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--game", required=True, choices=registry.registered())
+    parser.add_argument("--a", required=True, help="a level number or 'random'")
+    parser.add_argument("--b", required=True, help="a level number or 'random'")
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--seats", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args(argv)
+    report = run_strength(args.game, args.a, args.b, games=args.games, seats=args.seats, seed=args.seed)
+    print(json.dumps(report) if args.json else format_report(report))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - the CLI
+    raise SystemExit(main())

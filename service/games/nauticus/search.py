@@ -1,0 +1,67 @@
+"""What a search needs of Nauticus (``determinize``, ``evaluate``); see ``service/games/base.py``.
+
+Nauticus has no hidden information (NAU-005): a seat's view is the whole state plus derived numbers, so the
+one state consistent with a view is the view without them.  Future layouts (NAU-018) are not in the state:
+a search draws them with its own :class:`~service.games.rng.Rng` when it decides.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.games.base import State, clone_state
+from service.games.nauticus import hulls
+from service.games.nauticus.data import (
+    EVAL_GOODS_ON_SHIPS,
+    EVAL_SHIP_IN_PROGRESS,
+    EVAL_STEP_TO_SHIP,
+    GOODS,
+    SHIP_VP,
+    TALER_PER_VP,
+    goods_set_vp,
+)
+from service.games.nauticus.scoring import seat_breakdown
+from service.games.rng import Rng
+
+#: What ``views.view`` adds to the state (NAU-040, NAU-052, NAU-140), removed again here.
+_DERIVED = ("viewer", "blue_by_space", "prices_by_space")
+
+
+def determinize(view: dict[str, Any], seat: int, rng: Rng) -> State:
+    """The state behind ``view`` (NAU-005: nothing is hidden, so there is no choice to draw)."""
+    state = clone_state(view)
+    for key in _DERIVED:
+        state.pop(key, None)
+    for seat_state in state["seats"]:
+        seat_state.pop("crowns", None)
+    return state
+
+
+def _ship_progress(ship: dict[str, Any]) -> float:
+    """Heuristic VP of an unfinished ship: a share of what it scores complete (NAU-191), growing with every
+    placed hull part, mast and sail, so a search sees building as progress."""
+    size = min(max(len(ship["hull"]), 1), 4)
+    closed = hulls.hull_closed(ship["hull"])
+    slots = 2 * len(ship["hull"])
+    filled = slots - ship["masts"].count(None) - ship["sails"].count(None)
+    share = EVAL_SHIP_IN_PROGRESS * (filled + (EVAL_STEP_TO_SHIP if closed else 0)) / (slots + EVAL_STEP_TO_SHIP)
+    return share * SHIP_VP[size]
+
+
+def evaluate(state: State) -> list[float]:
+    """Per seat: the final scoring as if the game ended now (NAU-190 to NAU-193, without rounding the Taler
+    down), plus a share of each unfinished ship's value and of its goods' delivery."""
+    out = []
+    for seat in state["seats"]:
+        b = seat_breakdown(seat)
+        score = b["track"] + b["delivered_goods"] + b["completed_ships"] + b["taler_total"] / TALER_PER_VP
+        for ship in seat["ships"]:
+            if not (ship["complete"] and hulls.is_complete(ship)):
+                score += _ship_progress(ship)
+        for good in GOODS:
+            n = seat["delivered"].get(good, 0)
+            on_ships = sum(s["goods"].count(good) for s in seat["ships"])
+            if on_ships:
+                score += EVAL_GOODS_ON_SHIPS * (goods_set_vp(n + on_ships) - goods_set_vp(n))
+        out.append(float(score))
+    return out

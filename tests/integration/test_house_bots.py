@@ -1,0 +1,291 @@
+"""House bots against real PostgreSQL and Redis (docs/BOTS.md "House bots",
+docs/API.md "House bots"): provisioning, ``GET /v1/bots``, seating a bot at a
+table and by handle, the reserved handles, and the bot worker acting through
+the command path: once per turn, however often its job is delivered and however
+many workers run it."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from rq import Queue
+from support import auth
+from support.accounts import organiser, register, unique
+
+from projections import keys
+from projections.runner import project_game
+from service.core import identity
+from service.core.house_bots import HouseBots, levels
+from service.games import registry
+from workers import bots as bot_worker
+
+
+@pytest.fixture(scope="module")
+def house(ctx, settings) -> dict[tuple[str, int], str]:
+    """The house bots, provisioned: ``{(game, level): handle}``."""
+    made = HouseBots(ctx.store.pool).provision(registry.names(), levels(), settings.bot_key_secret)
+    return {(b.game, b.level): b.handle for b in made}
+
+
+def project(ctx, gid: str) -> dict:
+    project_game(ctx.redis, ctx.store, gid)
+    version, status, to_act = ctx.redis.hmget(keys.game(gid), ["version", "status", "to_act"])
+    return {"version": int(version), "status": status.decode(), "to_act": json.loads(to_act)}
+
+
+def play_first_legal(client, gid: str, key: str, version: int) -> None:
+    legal = client.get(f"/v1/games/{gid}/legal?min_version={version}", headers=auth(key)).get_json()
+    intent = next(i for i in legal["intents"] if i["type"] != "resign")
+    resp = client.post(
+        f"/v1/games/{gid}/intents", json={"intent": intent, "expected_version": legal["version"]}, headers=auth(key)
+    )
+    assert resp.status_code == 201, resp.get_json()
+
+
+def bot_decisions(ctx, gid: str, seat: int, after: int) -> int:
+    """The decisions recorded for ``seat`` after version ``after`` (one intent id each)."""
+    return len({e.meta["intent_id"] for e in ctx.store.read(gid, after=after) if e.meta.get("seat") == seat})
+
+
+# -- provisioning and listing ---------------------------------------------------------------
+def test_provisioning_is_idempotent_and_keys_come_from_the_secret(ctx, settings, house):
+    """docs/BOTS.md "House bots": one account of kind bot per game and level; again is a no-op."""
+    store = HouseBots(ctx.store.pool)
+    again = store.provision(registry.names(), levels(), settings.bot_key_secret)
+    assert {(b.game, b.level): b.handle for b in again} == house
+    assert len(house) == len(registry.names()) * len(levels()) >= 9
+    for handle in house.values():
+        assert len(handle) <= 24 and identity.reserved_handle(handle)
+    handle = house["nauticus", 2]
+    assert handle == "nauticus-bot-2"
+    from service.core.accounts import AccountStore
+
+    accounts = AccountStore(ctx.store.pool)
+    found = accounts.by_key(identity.bot_key(settings.bot_key_secret, handle))
+    assert found is not None and found.handle == handle and found.kind == "bot"
+    # Another secret re-keys every bot: the old keys stop at once.
+    store.provision(["nauticus"], [2], "another secret")
+    assert accounts.by_key(identity.bot_key(settings.bot_key_secret, handle)) is None
+    assert accounts.by_key(identity.bot_key("another secret", handle)) is not None
+    store.provision(registry.names(), levels(), settings.bot_key_secret)
+    assert accounts.by_key(identity.bot_key(settings.bot_key_secret, handle)) is not None
+
+
+def test_get_bots_lists_every_bot_with_budget_and_rating(client, house):
+    """docs/API.md "House bots": ``GET /v1/bots``."""
+    from service.bots import LEVELS
+
+    resp = client.get("/v1/bots")
+    assert resp.status_code == 200
+    listed = {(b["game"], b["level"]): b for b in resp.get_json()["bots"]}
+    assert set(listed) == set(house)
+    for (game, level), bot in listed.items():
+        assert bot["handle"] == house[game, level]
+        assert bot["budget_ms"] == round(LEVELS[level].budget_s * 1000)
+        assert bot["rating"] is None or isinstance(bot["rating"], float)
+
+
+def test_nobody_registers_a_house_bots_handle(client):
+    """A handle of the bots' form is reserved for them (409 handle_reserved)."""
+    for handle in ["nauticus-bot-7", "Waters-of-Nereus-bot-1", f"x{unique('')[:6]}-bot-12"]:
+        resp = client.post("/v1/accounts", json={"handle": handle})
+        assert resp.status_code == 409 and resp.get_json()["error"]["code"] == "handle_reserved", handle
+    assert client.post("/v1/accounts", json={"handle": unique("robot")}).status_code == 201
+
+
+# -- seating ---------------------------------------------------------------------------------
+def test_the_owner_seats_bots_and_the_last_one_starts_the_game(client, ctx, house):
+    """docs/API.md "House bots": ``POST /v1/tables/{id}/bots``; the seat that fills the table starts it."""
+    ann, key = register(client)
+    table = client.post(
+        "/v1/tables", json={"game": "waters-of-nereus", "seats": 3, "rated": True}, headers=auth(key)
+    ).get_json()
+    tid = table["id"]
+    first = client.post(f"/v1/tables/{tid}/bots", json={"level": 1}, headers=auth(key))
+    assert first.status_code == 200 and first.get_json()["status"] == "open"
+    assert first.get_json()["players"] == [ann, house["waters-of-nereus", 1]]
+    again = client.post(f"/v1/tables/{tid}/bots", json={"level": 1}, headers=auth(key))
+    assert again.status_code == 409 and again.get_json()["error"]["code"] == "already_seated"
+    full = client.post(f"/v1/tables/{tid}/bots", json={"level": 2}, headers=auth(key))
+    body = full.get_json()
+    assert full.status_code == 200 and body["status"] == "started" and body["game_id"]
+    project(ctx, body["game_id"])
+    game = client.get(f"/v1/games/{body['game_id']}").get_json()
+    assert game["rated"] is True
+    assert sorted(game["players"]) == sorted([ann, house["waters-of-nereus", 1], house["waters-of-nereus", 2]])
+
+
+def test_only_the_owner_or_its_organiser_seats_a_bot(client, settings, house):
+    _, owner = register(client)
+    _, stranger = register(client)
+    tid = client.post("/v1/tables", json={"game": "nauticus", "seats": 3}, headers=auth(owner)).get_json()["id"]
+    refused = client.post(f"/v1/tables/{tid}/bots", json={"level": 1}, headers=auth(stranger))
+    assert refused.status_code == 403 and refused.get_json()["error"]["code"] == "not_your_table"
+    nobody = client.post(f"/v1/tables/{tid}/bots", json={"level": 1})
+    assert nobody.status_code == 401
+    missing = client.post(f"/v1/tables/{tid}/bots", json={"level": 9}, headers=auth(owner))
+    assert missing.status_code == 404 and missing.get_json()["error"]["code"] == "bot_not_found"
+    bad = client.post(f"/v1/tables/{tid}/bots", json={"level": "2"}, headers=auth(owner))
+    assert bad.status_code == 422
+    # An organiser's table for players: its organiser seats bots.
+    _, org = organiser(client, settings)
+    otid = client.post(
+        "/v1/tables", json={"game": "nauticus", "seats": 2, "join": False}, headers=auth(org)
+    ).get_json()["id"]
+    seated = client.post(f"/v1/tables/{otid}/bots", json={"level": 3}, headers=auth(org))
+    assert seated.status_code == 200 and seated.get_json()["players"] == [house["nauticus", 3]]
+
+
+def test_a_table_its_players_left_closes_whatever_bots_sit_at_it(client, ctx, house):
+    """A player's table with nobody but bots at it is closed: bots cannot keep tables open (the
+    owner's open-tables cap stops counting a table it left)."""
+    _, key = register(client)
+    tid = client.post("/v1/tables", json={"game": "nauticus", "seats": 3}, headers=auth(key)).get_json()["id"]
+    client.post(f"/v1/tables/{tid}/bots", json={"level": 1}, headers=auth(key))
+    left = client.post(f"/v1/tables/{tid}/leave", headers=auth(key))
+    assert left.status_code == 200 and left.get_json()["status"] == "closed"
+
+
+def test_an_organiser_seats_bots_by_handle_and_tournaments_register_them(client, settings, house):
+    """docs/API.md "House bots": ``POST /v1/games`` (organiser) accepts bots' handles."""
+    ann, _ = register(client)
+    _, org = organiser(client, settings)
+    resp = client.post(
+        "/v1/games",
+        json={"game": "nauticus", "players": [ann, house["nauticus", 1]], "accounts": True},
+        headers=auth(org),
+    )
+    assert resp.status_code == 201, resp.get_json()
+    t = client.post(
+        "/v1/tournaments",
+        json={"name": "Bots Cup", "game": "nauticus", "table_size": 2, "format": "swiss", "rounds": 1},
+        headers=auth(org),
+    ).get_json()
+    reg = client.post(f"/v1/tournaments/{t['id']}/players", json={"handles": [house["nauticus", 2]]}, headers=auth(org))
+    assert reg.status_code == 200, reg.get_json()
+    assert house["nauticus", 2] in reg.get_json()["players"]
+
+
+# -- acting ----------------------------------------------------------------------------------
+def _bot_game(client, settings, house, game: str = "nauticus", level: int = 1) -> tuple[str, str, str, int]:
+    """A game of a player (seat 0) against a house bot (seat 1): ``(game_id, player key, bot, bot seat)``."""
+    ann, key = register(client)
+    _, org = organiser(client, settings)
+    bot = house[game, level]
+    resp = client.post("/v1/games", json={"game": game, "players": [ann, bot], "accounts": True}, headers=auth(org))
+    assert resp.status_code == 201, resp.get_json()
+    return resp.get_json()["id"], key, bot, 1
+
+
+def test_two_workers_and_redelivery_never_make_a_bot_act_twice(client, ctx, settings, house):
+    """docs/BOTS.md "House bots": the same job delivered twice to each of two workers at once
+    records one decision; the bot plays every turn of a whole game that way."""
+    gid, key, bot, seat = _bot_game(client, settings, house)
+    workers = [bot_worker.Actor(ctx), bot_worker.Actor(ctx)]  # two command caches: two processes
+    turns = consecutive = 0
+    state = project(ctx, gid)
+    while state["status"] == "active":
+        before = state["version"]
+        acted = seat in state["to_act"]
+        if acted:
+            turns += 1
+            outcomes: list[str] = []
+
+            def run(actor: bot_worker.Actor, outcomes: list[str]) -> None:
+                for _ in range(2):  # delivered twice to each worker
+                    outcomes.append(actor.act(gid, bot).action)
+
+            threads = [threading.Thread(target=run, args=(w, outcomes)) for w in workers]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert bot_decisions(ctx, gid, seat, before) == 1, outcomes
+            assert outcomes.count("posted") == 1, outcomes
+        else:
+            play_first_legal(client, gid, key, before)
+        state = project(ctx, gid)
+        consecutive += acted and seat in state["to_act"] and state["status"] == "active"
+        assert turns < 2000
+    assert turns > 5
+    # The test means something only if the bot was, at times, to act again right after acting:
+    # then a second delivery at the old version would have been a second decision.
+    assert consecutive > 0
+
+
+def test_jobs_for_finished_games_are_dropped_and_one_waits_per_turn(client, ctx, settings, house):
+    """The queue cannot grow without bound: one job waits per (game, bot); a finished game's does nothing."""
+    gid, key, bot, seat = _bot_game(client, settings, house)
+    queue = Queue(f"bots-test-{unique('')}", connection=ctx.redis)
+    assert bot_worker.request_turn(ctx.redis, queue, gid, bot, queue_max=10)
+    assert not bot_worker.request_turn(ctx.redis, queue, gid, bot, queue_max=10)
+    assert queue.count == 1
+    other, _, _, _ = _bot_game(client, settings, house)
+    assert not bot_worker.request_turn(ctx.redis, queue, other, bot, queue_max=1)  # at the cap
+    queue.empty()
+    ctx.redis.delete(bot_worker.pending_key(gid, bot))
+    # Aborted: the job finds the game over and posts nothing.
+    project(ctx, gid)
+    aborted = client.post(f"/v1/games/{gid}/abort", json={"reason": "test"}, headers=auth(settings.admin_token))
+    assert aborted.status_code == 200
+    state = project(ctx, gid)
+    assert state["status"] == "finished"
+    assert bot_worker.Actor(ctx).act(gid, bot).action == "finished"
+    assert bot_decisions(ctx, gid, seat, 0) == 0
+
+
+def test_a_bot_hears_its_turn_on_its_account_stream(client, ctx, settings, house):
+    """The worker learns of a turn from the account's channel, as an account stream does."""
+    gid, key, bot, seat = _bot_game(client, settings, house)
+    queue = Queue(f"bots-test-{unique('')}", connection=ctx.redis)
+    listener = bot_worker.Listener(ctx, queue)
+    pubsub = ctx.redis.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(bot_worker.publish.account_channel(bot))
+    try:
+        state = project(ctx, gid)
+        while seat not in state["to_act"]:
+            play_first_legal(client, gid, key, state["version"])
+            state = project(ctx, gid)
+        heard, quiet_until = 0, time.monotonic() + 2.0
+        while time.monotonic() < quiet_until:
+            message = pubsub.get_message(timeout=0.2)
+            if message is not None:
+                heard += listener.heard(message["channel"], message["data"])
+    finally:
+        pubsub.close()
+    assert heard == 1 and queue.count == 1
+    assert queue.jobs[0].args == (gid, bot)
+    # The resync finds the same turn, already waiting: nothing more is queued.
+    assert listener.resync([bot]) == 0 and queue.count == 1
+    ctx.redis.delete(bot_worker.pending_key(gid, bot))
+    assert listener.resync([bot]) == 1
+    queue.empty()
+
+
+def test_a_bots_intents_count_in_its_keys_rate_limit(client, ctx, settings, house, monkeypatch):
+    """Every limit that binds a player binds a bot: its intents count in its key's budget
+    (docs/API.md "Rate limits"), and over it the job fails (RQ retries it later)."""
+    from service.http.limits import RateLimited, RateLimits
+
+    limited = settings.with_(rate_limits=True, limit_intents_key="2/minute", limit_intents="1000/second")
+    monkeypatch.setattr(bot_worker, "LIMIT_WAIT", 0.2)
+    gid, key, bot, seat = _bot_game(client, settings, house)
+    actor = bot_worker.Actor(ctx)
+    actor.limits = RateLimits(limited, prefix=f"qd:rl:test:{unique('')}")
+    posted = 0
+    state = project(ctx, gid)
+    while posted < 3:
+        if seat in state["to_act"]:
+            if posted == 2:
+                with pytest.raises(RateLimited):
+                    actor.act(gid, bot)
+                break
+            assert actor.act(gid, bot).action == "posted"
+            posted += 1
+        else:
+            play_first_legal(client, gid, key, state["version"])
+        state = project(ctx, gid)
+    assert posted == 2 and bot_decisions(ctx, gid, seat, 0) == 2

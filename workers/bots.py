@@ -1,0 +1,390 @@
+"""The bot worker: house bots act through the front door (docs/BOTS.md "House bots").
+
+What tells a bot to act is what tells any client: its account stream's
+``your_turn`` (``projections/publish.py``: the projection's write publishes it
+on the account's channel), and, when the worker starts and every
+``QD_BOT_RESYNC_SECONDS``, the turns an account stream starts with (its active
+games where it is to act now), for what pub/sub may have dropped.  Each turn
+becomes one job on the ``bots`` queue (:func:`act`), at most one waiting per
+(game, bot): :func:`request_turn` marks it pending first, and the queue has a cap
+(``QD_BOT_QUEUE_MAX``).
+
+A job reads the bot's seat's board and legal intents from the read side (the
+game's read model in Redis, one ``HMGET``, exactly what ``GET /v1/games/{id}``
+and ``/legal`` answer that seat), asks the bot package to choose within its
+level's CPU budget (``cpu_clock=time.thread_time``), and posts the intent
+through ``GameService.submit`` with the bot's own key, the per-key intent limits
+of the API, ``expected_version`` and an ``Idempotency-Key`` derived from the
+version (the key is scoped to the game and the seat).  So a job delivered twice,
+or run by two workers at once, records one intent at most: the second finds its
+seat no longer to act, or loses the version race, or gets the first answer back.
+
+A job for a game that has finished or been aborted does nothing.  A job that
+fails (a server away, a bot that cannot decide) is retried by RQ a few times and
+by the next resync; a bot never resigns, and the game's clock is the backstop, as
+for anyone.  The worker runs one job at a time (``SimpleWorker``), so a process
+spends at most one level's budget of CPU at a time; nothing here logs a view, a
+legal list or a choice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from rq import Queue, Retry
+
+from projections import game_lists, keys, publish
+from service.config import Settings
+from service.core import identity
+from service.core.accounts import AccountStore
+from service.core.commands import GameService
+from service.core.errors import DomainError
+from service.core.house_bots import HouseBot, HouseBots
+from service.core.identity import Principal
+from workers import context
+
+log = logging.getLogger(__name__)
+
+#: The job a turn enqueues (by name).
+ACT_JOB = "workers.bots.act"
+#: Seconds a (game, bot) stays marked pending: a job lost meanwhile delays that
+#: turn until the mark expires and the next resync asks again.
+PENDING_TTL = 600
+#: Retries of a job that failed (a server away, a bot that raised), and their delays.
+RETRY = Retry(max=3, interval=[1, 5, 15])
+#: Active games looked at per bot in one resync, at most.
+RESYNC_GAMES = 1000
+#: States kept by the worker's command side.
+CACHE_SIZE = 256
+
+
+def pending_key(game_id: str, handle: str) -> str:
+    """The mark of a waiting job for ``handle``'s seat of ``game_id`` (the game's hash tag)."""
+    return f"g:{{{game_id}}}:bot:{identity.handle_key(handle)}"
+
+
+def request_turn(r: redis.Redis, queue: Queue, game_id: str, handle: str, queue_max: int) -> bool:
+    """Enqueue a job for ``handle``'s turn in ``game_id`` unless one waits already
+    or the queue is at its cap; whether one was enqueued."""
+    if queue.count >= queue_max:
+        return False
+    if not r.set(pending_key(game_id, handle), "1", nx=True, ex=PENDING_TTL):
+        return False
+    queue.enqueue(ACT_JOB, game_id, handle, retry=RETRY, result_ttl=0, failure_ttl=3600)
+    return True
+
+
+# -- acting -----------------------------------------------------------------------
+#: The read-model fields a decision reads (besides the seat's view and legal list).
+_BOARD = ("version", "info", "status", "to_act", "result", "clock")
+
+
+@dataclass
+class Outcome:
+    """What one job did (for tests and the log)."""
+
+    action: str  # posted | replayed | raced | refused | not_to_act | finished | not_seated
+    version: int | None = None
+    cpu_ms: float | None = None
+
+
+class Actor:
+    """Acts for the house bots with their keys, one decision at a time."""
+
+    def __init__(self, ctx: context.Context):
+        self.ctx = ctx
+        self.games = GameService(
+            ctx.store, ctx.nudge, cache_size=CACHE_SIZE, snapshot_every=ctx.settings.snapshot_every
+        )
+        self.accounts = AccountStore(ctx.store.pool, ctx.settings.pool_timeout)
+        self.bots = HouseBots(ctx.store.pool, ctx.settings.pool_timeout)
+        self.limits = _limits(ctx.settings)
+
+    def act(self, game_id: str, handle: str) -> Outcome:
+        bot = self.bots.by_handle(handle)
+        if bot is None:
+            return Outcome("not_seated")
+        read = self._read(game_id, handle)
+        if isinstance(read, Outcome):
+            return read
+        seat, version, board, legal = read
+        started = time.thread_time()
+        intent = _choose(bot, seat, board, legal, _seed(game_id, version, seat))
+        cpu_ms = (time.thread_time() - started) * 1000
+        try:
+            answer = self._post(bot, game_id, intent, version)
+        except DomainError as exc:
+            # Lost the version race (another seat chose first, or another worker
+            # acted): the projection of that intent announces the bot's next turn,
+            # if it still has one, and that brings a job of its own.  Or refused
+            # for a reason reading again cannot mend (its clock ran out, the game
+            # ended meanwhile).  Either way, nothing to retry here.
+            log.info("bot %s: game %s v%d not recorded (%s)", handle, game_id, version, exc.code)
+            return Outcome("raced" if exc.code == "version_conflict" else "refused", version, cpu_ms)
+        log.info("bot %s: game %s v%d decided in %.1f ms CPU", handle, game_id, version, cpu_ms)
+        return Outcome("replayed" if answer.get("replayed") else "posted", version, cpu_ms)
+
+    def _read(self, game_id: str, handle: str) -> Outcome | tuple[int, int, dict[str, Any], list[dict[str, Any]]]:
+        """The bot's seat, the version, its board and its legal intents, from ONE
+        read of the read model (so they are of one version); or why there is
+        nothing to do."""
+        from service.http.games import board_body  # the board exactly as GET /v1/games/{id} builds it
+
+        r = self.ctx.redis
+        key = keys.game(game_id)
+        info = r.hget(key, "info")  # who sits where never changes for a game
+        if info is None:
+            self.ctx.nudge(game_id)
+            raise RuntimeError(f"game {game_id} has no read model yet")  # retried
+        seat = identity.account_seat(
+            Principal(identity.ACCOUNT, identity.Account("", handle, identity.BOT)),
+            identity.GameAccess.from_created(json.loads(info)),
+        )
+        if seat is None:
+            return Outcome("not_seated")
+        names = [*_BOARD, f"view:{seat}", f"legal:{seat}"]
+        model = dict(zip(names, r.hmget(key, names), strict=True))
+        if model["version"] is None:
+            raise RuntimeError(f"game {game_id}'s read model went away")  # retried
+        if model["status"] != b"active":
+            return Outcome("finished", int(model["version"]))
+        board = board_body(game_id, seat, model)
+        if board["status"] != "active" or seat not in board["to_act"]:
+            return Outcome("not_to_act", board["version"])
+        # A house bot never resigns: the clock is the backstop.
+        legal = [i for i in json.loads(model[f"legal:{seat}"] or b"[]") if i.get("type") != "resign"]
+        if not legal:
+            return Outcome("not_to_act", board["version"])
+        return seat, board["version"], board, legal
+
+    def _post(self, bot: HouseBot, game_id: str, intent: dict[str, Any], version: int) -> dict[str, Any]:
+        """Post ``intent`` as the bot, with its own key, as a client's request would."""
+        key = identity.bot_key(self._secret(), bot.handle)
+        account = self.accounts.by_key(key)
+        if account is None:
+            raise RuntimeError(f"bot {bot.handle} is not keyed with this secret: run `make bots`")
+        _take_limit(self.limits, bot.handle, key)
+        body = {"intent": intent, "expected_version": version}
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return self.games.submit(
+            game_id,
+            None,
+            intent,
+            version,
+            f"house-bot-v{version}",
+            hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+            principal=Principal(identity.ACCOUNT, account),
+        )
+
+    def _secret(self) -> str:
+        secret = self.ctx.settings.bot_key_secret
+        if not secret:
+            raise RuntimeError("no bot secret: set QD_BOT_SECRET (or ADMIN_TOKEN)")
+        return secret
+
+
+def _choose(bot: HouseBot, seat: int, board: dict[str, Any], legal: list[dict[str, Any]], seed: int) -> dict:
+    from service.bots import choose
+
+    return choose(bot.game, seat, board, legal, level=bot.level, seed=seed, cpu_clock=time.thread_time)
+
+
+def _seed(game_id: str, version: int, seat: int) -> int:
+    """The bot's seed for one decision: the same decision, the same seed (replayable)."""
+    digest = hashlib.sha256(f"{game_id}:{version}:{seat}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def _limits(settings: Settings) -> Any:
+    """The API's rate limits (``service/http/limits.py``), or ``None`` when they are off."""
+    if not settings.rate_limits:
+        return None
+    from service.http.limits import RateLimits
+
+    return RateLimits(settings)
+
+
+#: Seconds a job waits, at most, for the bot's intent budget before it fails (and is retried).
+LIMIT_WAIT = 10.0
+
+
+def _take_limit(limits: Any, handle: str, key: str) -> None:
+    """Count the intent in the bot's key's budget, as the API counts a request's:
+    over it, wait as ``Retry-After`` says (a bot is bound like any client)."""
+    if limits is None:
+        return
+    from service.http.limits import INTENTS, RateLimited, credential
+
+    waited = 0.0
+    while True:
+        try:
+            limits.check(INTENTS, f"bot:{handle}", credential(key))
+            return
+        except RateLimited as exc:
+            if waited >= LIMIT_WAIT:
+                raise  # the job fails and RQ retries it later
+            pause = min(max(exc.retry_after, 0.05), LIMIT_WAIT - waited)
+            time.sleep(pause)
+            waited += pause
+
+
+_actor: Actor | None = None
+_actor_lock = threading.Lock()
+
+
+def actor() -> Actor:
+    global _actor
+    with _actor_lock:
+        if _actor is None:
+            _actor = Actor(context.get())
+        return _actor
+
+
+def reset_actor() -> None:
+    """For tests: the next job builds its actor from the current context."""
+    global _actor
+    with _actor_lock:
+        _actor = None
+
+
+def act(game_id: str, handle: str) -> str:
+    """The job: act for ``handle`` in ``game_id`` if it is to act there now."""
+    ctx = context.get()
+    # Unmarked first: a turn announced while this job thinks gets a job of its own.
+    ctx.redis.delete(pending_key(game_id, handle))
+    return actor().act(game_id, handle).action
+
+
+# -- hearing turns -----------------------------------------------------------------
+def turns_now(r: redis.Redis, handle: str, limit: int = RESYNC_GAMES) -> Iterator[str]:
+    """The active games where ``handle`` is to act now, as an account stream starts
+    with them (``service/http/streams.py``), newest first, ``limit`` at most."""
+    mine = identity.handle_key(handle)
+    for offset in range(0, limit, 100):
+        games_now, total = game_lists.page(r, {"player": handle, "status": "active"}, offset, 100)
+        for summary in games_now:
+            gid = summary["id"]
+            to_act, info = r.hmget(keys.game(gid), ["to_act", "info"])
+            if to_act is None or info is None:
+                continue
+            parsed = json.loads(info)
+            flags = parsed.get("accounts") or []
+            for seat in json.loads(to_act):
+                if seat < len(flags) and flags[seat] and identity.handle_key(parsed["players"][seat]) == mine:
+                    yield gid
+        if offset + 100 >= total:
+            return
+
+
+class Listener:
+    """Hears the house bots' account streams and enqueues their turns."""
+
+    def __init__(self, ctx: context.Context, queue: Queue):
+        self.ctx, self.queue = ctx, queue
+        self.bots = HouseBots(ctx.store.pool, ctx.settings.pool_timeout)
+
+    def handles(self) -> list[str]:
+        return [b.handle for b in self.bots.all()]
+
+    def resync(self, handles: list[str]) -> int:
+        """Ask for every turn the bots have now; the jobs enqueued."""
+        n = 0
+        for handle in handles:
+            for gid in turns_now(self.ctx.redis, handle):
+                n += request_turn(self.ctx.redis, self.queue, gid, handle, self.ctx.settings.bot_queue_max)
+        return n
+
+    def heard(self, channel: bytes | str, data: bytes | str) -> bool:
+        """One account event: a turn of a bot enqueues its job."""
+        name = channel.decode() if isinstance(channel, bytes) else channel
+        handle = publish.account_of(name)
+        try:
+            event = json.loads(data)
+        except (TypeError, ValueError):
+            return False
+        if handle is None or event.get("type") not in ("your_turn", "table_started"):
+            return False
+        return request_turn(self.ctx.redis, self.queue, event["game_id"], handle, self.ctx.settings.bot_queue_max)
+
+    def run(self, stop: threading.Event) -> None:
+        """Subscribe, resync, then enqueue each turn heard; again after any Redis failure."""
+        interval = self.ctx.settings.bot_resync_seconds
+        while not stop.is_set():
+            try:
+                handles = self.handles()
+                pubsub = self.ctx.redis.pubsub(ignore_subscribe_messages=True)
+                try:
+                    if handles:
+                        pubsub.subscribe(*(publish.account_channel(h) for h in handles))
+                    # Subscribed before the resync: nothing falls in between.
+                    self.resync(handles)
+                    resync_at = time.monotonic() + interval
+                    # Until the next resync (which also subscribes to bots provisioned since).
+                    while not stop.is_set() and time.monotonic() < resync_at:
+                        if not handles:
+                            stop.wait(1.0)
+                            continue
+                        message = pubsub.get_message(timeout=1.0)
+                        if message and message.get("type") == "message":
+                            self.heard(message["channel"], message["data"])
+                finally:
+                    pubsub.close()
+            except Exception as exc:  # Redis or PostgreSQL away: try again shortly
+                log.warning("bot listener failed (%s); retrying in 1s", type(exc).__name__)
+                stop.wait(1.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m workers.bots``: the listener thread and one RQ worker on the bots' queue."""
+    import argparse
+    import os
+
+    from rq import SimpleWorker
+
+    from service.logs import configure_logging
+
+    parser = argparse.ArgumentParser(prog="python -m workers.bots", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--burst", action="store_true", help="resync once, run the queued jobs, then exit")
+    args = parser.parse_args(argv)
+    ctx = context.get()
+    settings = ctx.settings
+    configure_logging(settings.log_level)
+    if not settings.bot_key_secret:
+        log.warning("no QD_BOT_SECRET nor ADMIN_TOKEN: house bots cannot act")
+    # RQ's own connection, without the components' socket timeout (its dequeue blocks).
+    conn = redis.Redis.from_url(settings.redis_url)
+    queue = Queue(settings.bot_queue, connection=conn)
+    listener = Listener(ctx, queue)
+    stop = threading.Event()
+    if args.burst:
+        listener.resync(listener.handles())
+    else:
+        threading.Thread(target=listener.run, args=(stop,), daemon=True, name="bot-listener").start()
+    log.info("bot worker on queue %s", settings.bot_queue)
+    try:
+        while True:
+            try:
+                worker = SimpleWorker([queue], connection=conn)
+                worker.work(
+                    burst=args.burst,
+                    with_scheduler=not args.burst,
+                    logging_level=os.environ.get("QD_RQ_LOG_LEVEL", "WARNING"),
+                )
+                return 0
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                log.warning("redis unavailable (%s); retrying in 1s", exc)
+                time.sleep(1)
+    finally:
+        stop.set()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
