@@ -127,7 +127,7 @@ CODES: dict[int, dict[str, str]] = {
         "invalid_reward": "",
         "invalid_seat": "seat must be between 0 and ….",
         "invalid_space": "",
-        "invalid_tournament": "",
+        "invalid_tournament": "'bye_bot': no house bot of level … plays … here (GET /v1/bots).",
         "invalid_version": "version must be between 1 and ….",
         "marker_first": "",
         "no_action_in_progress": "",

@@ -18,6 +18,11 @@ TABLE_STATUSES = ("waiting", "playing", "finished")
 
 
 # -- in ---------------------------------------------------------------------------
+class ByeBotIn(Schema):
+    level = fields.Integer(required=True, strict=True, validate=validate.Range(min=1, max=9))
+    rated = fields.Boolean(load_default=False, metadata={"description": "Whether the games against it are rated"})
+
+
 class TournamentIn(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=MAX_NAME))
     game = fields.String(required=True, validate=validate.Length(min=1, max=64))
@@ -57,6 +62,12 @@ class TournamentIn(Schema):
         allow_none=True,
         strict=True,
         metadata={"description": "Swiss: players may still register until this round is paired (2 to rounds)"},
+    )
+    bye_bot = fields.Nested(
+        ByeBotIn,
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "An odd field's bye is played against the game's house bot of this level instead"},
     )
 
 
@@ -104,6 +115,12 @@ class AbortedOut(Schema):
     round = fields.Integer(required=True, metadata={"description": "The standings are frozen after this round"})
 
 
+class ByeBotOut(Schema):
+    handle = fields.String(required=True)
+    level = fields.Integer(required=True)
+    rated = fields.Boolean(required=True)
+
+
 class TournamentOut(Schema):
     id = fields.String(required=True)
     name = fields.String(required=True)
@@ -133,12 +150,14 @@ class TournamentOut(Schema):
     )
     withdrawals = fields.List(fields.Nested(WithdrawalOut), required=True)
     aborted = fields.Nested(AbortedOut, required=True, allow_none=True)
+    bye_bot = fields.Nested(ByeBotOut, required=True, allow_none=True)
 
 
 class TournamentTableOut(Schema):
     table = fields.Integer(required=True)
     game_id = fields.String(required=True, allow_none=True)
     players = fields.List(fields.String(), required=True, metadata={"description": "Seat order"})
+    bots = fields.List(fields.Integer(), required=True, metadata={"description": "The seats of house bots"})
     status = fields.String(required=True, validate=validate.OneOf(TABLE_STATUSES))
     result = fields.Dict(required=True, allow_none=True)
 
@@ -164,6 +183,8 @@ class StandingOut(Schema):
     games = fields.Integer(required=True)
     byes = fields.Integer(required=True)
     withdrawn = fields.Boolean(required=True, metadata={"description": "Withdrew by then: its results stay"})
+    bot_games = fields.Integer(required=True, metadata={"description": "Games against a house bot"})
+    bot = fields.Boolean(required=True, metadata={"description": "A house bot registered like a player"})
 
 
 class StandingsOut(Schema):

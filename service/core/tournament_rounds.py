@@ -56,6 +56,14 @@ def table_game_id(tournament_id: str, round_: int, table: int) -> str:
     return str(uuid.uuid5(uuid.UUID(tournament_id), f"round {round_} table {table}"))
 
 
+def _rated(state: State, players: list[str]) -> bool:
+    """TRN-080: a game against the bye bot is rated only when the organiser asked."""
+    bot = state.get("bye_bot")
+    if bot is not None and bot["handle"] in players:
+        return bool(state["rated"] and bot["rated"])
+    return bool(state["rated"])
+
+
 class RoundRunner:
     def __init__(self, tournaments: TournamentService, games: GameService):
         self.tournaments = tournaments
@@ -144,7 +152,7 @@ class RoundRunner:
                     conn=conn,
                     game_id=game_id,
                     accounts=[True] * len(players),
-                    rated=state["rated"],
+                    rated=_rated(state, players),
                     created_by=state["organiser"],
                     tournament={"id": tid, "round": round_, "table": table["table"]},
                 )

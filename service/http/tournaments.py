@@ -36,6 +36,7 @@ from service.audit.tournament_audit import audit_tournament
 from service.core import identity
 from service.core.tournament_rounds import RoundRunner
 from service.core.tournaments import Loaded, not_found
+from service.games import registry
 from service.http import limits
 from service.http.common import principal, require_account, require_admin, services
 from service.http.errors import ApiError, unavailable
@@ -117,6 +118,7 @@ def create_tournament(body: dict[str, Any]) -> dict[str, Any]:
     """Create a tournament (an organiser's key, or the operator): its seed is
     committed now and revealed when it finishes."""
     by = _organiser_or_operator()
+    svc = services()
     sizes = body["table_sizes"]
     command = CreateTournament(
         name=body["name"],
@@ -130,8 +132,18 @@ def create_tournament(body: dict[str, Any]) -> dict[str, Any]:
         rated=body["rated"],
         points=body["points"],
         late_until_round=body["late_until_round"],
+        bye_bot=body["bye_bot"],
     )
-    return _answer(services().tournaments.create(command))
+    # TRN-080: the bye bot must exist (``make bots``); an unknown game is decide's to refuse.
+    bot = body["bye_bot"]
+    if bot is not None and body["game"] in registry.registered() and not svc.house_bots.of(body["game"], bot["level"]):
+        raise ApiError(
+            422,
+            "invalid_tournament",
+            f"'bye_bot': no house bot of level {bot['level']} plays {body['game']} here (GET /v1/bots).",
+            {"field": "bye_bot"},
+        )
+    return _answer(svc.tournaments.create(command))
 
 
 @blp.route("/<uuid:tournament_id>/players", methods=["POST"])

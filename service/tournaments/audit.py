@@ -86,6 +86,7 @@ def _command(event: TournamentEvent) -> Command | None:
             rated=event.rated,
             points=event.points,
             late_until_round=event.late_until_round,
+            bye_bot=None if event.bye_bot is None else {k: event.bye_bot[k] for k in ("level", "rated")},
         )
     if isinstance(event, PlayerRegistered | LatePlayerRegistered):
         return RegisterPlayers((event.player,))  # who asked was the HTTP layer's check

@@ -32,6 +32,8 @@ class CreateTournament:
     rated: bool = True
     points: dict[str, list[int]] | None = None
     late_until_round: int | None = None
+    #: TRN-080: ``{"level": n, "rated": bool}``: byes played against that house bot.
+    bye_bot: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

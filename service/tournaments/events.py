@@ -136,6 +136,17 @@ def read_points(value: Any, sizes: tuple[int, ...]) -> dict[str, list[int]]:
     return out
 
 
+def read_bye_bot(value: Any) -> dict[str, Any]:
+    """TRN-080: the house bot that plays an odd field's byes: its handle, level and
+    whether its games are rated."""
+    d = _need(value, ("handle", "level", "rated"))
+    return {
+        "handle": _str(d["handle"], "bye_bot.handle", MAX_HANDLE),
+        "level": _int(d["level"], "bye_bot.level", 1, 9),
+        "rated": _bool(d["rated"], "bye_bot.rated"),
+    }
+
+
 # -- a game's result at a table ---------------------------------------------------------------------
 
 
@@ -208,10 +219,14 @@ class TournamentCreated:
     #: registration.  Left out of the data when ``None``, so streams made before it
     #: existed read and re-decide unchanged.
     late_until_round: int | None = None
+    #: TRN-080: ``{"handle", "level", "rated"}``: an odd field's bye is played against
+    #: this house bot instead; ``None`` (left out of the data): byes are byes.
+    bye_bot: dict[str, Any] | None = None
 
     def to_data(self) -> dict[str, Any]:
         return {
             **({} if self.late_until_round is None else {"late_until_round": self.late_until_round}),
+            **({} if self.bye_bot is None else {"bye_bot": _copy(self.bye_bot)}),
             "name": self.name,
             "game": self.game,
             "organiser": self.organiser,
@@ -228,7 +243,8 @@ class TournamentCreated:
 
     @classmethod
     def from_data(cls, data: Any) -> TournamentCreated:
-        d = _need(data, tuple(f.name for f in fields(cls) if f.name != "late_until_round"), ("late_until_round",))
+        optional = ("late_until_round", "bye_bot")
+        d = _need(data, tuple(f.name for f in fields(cls) if f.name not in optional), optional)
         late = d.get("late_until_round")
         if late is not None:
             _int(late, "late_until_round", 1, MAX_ROUNDS)
@@ -262,6 +278,7 @@ class TournamentCreated:
             seed_commitment=_hex64(d["seed_commitment"], "seed_commitment"),
             pairing=_str(d["pairing"], "pairing", 64),
             late_until_round=late,
+            bye_bot=None if d.get("bye_bot") is None else read_bye_bot(d["bye_bot"]),
         )
 
 

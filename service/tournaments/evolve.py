@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from service.core.identity import handle_key
+from service.core.identity import handle_key, reserved_handle
 from service.games.base import clone_state
 from service.tournaments.events import (
     MAX_PLAYERS,
@@ -111,6 +111,17 @@ def active(state: State) -> list[str]:
     """The players the next round pairs, in registration order."""
     gone = withdrawn(state)
     return [p for p in state["players"] if p not in gone]
+
+
+def bye_bot(state: State) -> str | None:
+    """TRN-080: the handle of the house bot that plays the byes, if the terms name one."""
+    bot = state.get("bye_bot")
+    return None if bot is None else bot["handle"]
+
+
+def is_bot(state: State, handle: str) -> bool:
+    """A house bot: the bye bot, or a registered player of the house bots' handle form."""
+    return handle == bye_bot(state) or reserved_handle(handle)
 
 
 def late_until(state: State) -> int | None:
@@ -199,7 +210,11 @@ def _paired(state: State, event: RoundPaired) -> None:
         raise StreamError(f"round {event.round} cannot be paired now")
     if last is not None and not round_finished(last):
         raise StreamError(f"round {event.round} paired before round {last['round']} finished")
-    seated = [p for t in event.tables for p in t.players] + list(event.byes)
+    bot = bye_bot(state)
+    seated = [p for t in event.tables for p in t.players if p != bot] + list(event.byes)
+    bot_seats = sum(p == bot for t in event.tables for p in t.players)
+    if bot_seats > 1 or (bot_seats and event.byes):
+        raise StreamError(f"round {event.round} seats the bye bot more than once, or with byes left")
     if sorted(seated) != sorted(active(state)):
         raise StreamError(f"round {event.round} must seat or give a bye to every player still in exactly once")
     if not event.tables or any(len(t.players) not in state["table_sizes"] for t in event.tables):

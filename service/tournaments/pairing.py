@@ -52,7 +52,7 @@ from service.games.base import clone_state
 from service.games.rng import Rng
 from service.tournaments import standings as standings_mod
 from service.tournaments.events import MAX_ROUNDS, MAX_TABLE_SIZE, SWISS, PairedTable, RoundPaired
-from service.tournaments.evolve import active, withdrawn
+from service.tournaments.evolve import active, bye_bot, withdrawn
 
 State = dict[str, Any]
 
@@ -175,11 +175,15 @@ class _History:
 def _history(state: State) -> _History:
     players = state["players"]
     h = _History({}, {p: [0] * MAX_TABLE_SIZE for p in players}, dict.fromkeys(players, 0), dict.fromkeys(players, -1))
+    bot = bye_bot(state)
     for rnd in state["history"]:
         for p in rnd["byes"]:
             h.byes[p] += 1
         for table in rnd["tables"]:
-            seated = table["players"]
+            seated = [p for p in table["players"] if p != bot]  # the bot is no one's history
+            if len(seated) < len(table["players"]):
+                for p in seated:  # TRN-080: a game against the bye bot is a bye for TRN-022
+                    h.byes[p] += 1
             for i, p in enumerate(seated):
                 h.seats[p][i] += 1
                 h.last[p] = i
@@ -210,7 +214,7 @@ def pair(state: State, rng: Rng) -> RoundPaired:
         raise ValueError("the field is too small for one table")
     hist = _history(state)
     if not swiss and set(plan.sizes) == {2}:
-        return _berger(state["lot"], round_, hist, rng, gone)
+        return _with_bye_bot(state, _berger(state["lot"], round_, hist, rng, gone), hist, rng)
     byes = _choose_byes(order, plan.byes, hist)
     active = [p for p in order if p not in byes]
 
@@ -231,7 +235,18 @@ def pair(state: State, rng: Rng) -> RoundPaired:
     for number, group in enumerate(groups, 1):
         players = [active[i] for i in group]
         tables.append(PairedTable(number, tuple(_seat(players, hist, rng))))
-    return RoundPaired(round_, tuple(tables), tuple(byes))
+    return _with_bye_bot(state, RoundPaired(round_, tuple(tables), tuple(byes)), hist, rng)
+
+
+def _with_bye_bot(state: State, paired: RoundPaired, hist: _History, rng: Rng) -> RoundPaired:
+    """TRN-080: with a bye bot, the players with a bye play it instead, at one more
+    table (the last), seated by TRN-026 with the bot in the last seat, when the
+    allowed sizes have a table of them and the bot; otherwise the byes stay byes."""
+    bot = bye_bot(state)
+    if bot is None or not paired.byes or len(paired.byes) + 1 not in state["table_sizes"]:
+        return paired
+    seats = (*_seat(list(paired.byes), hist, rng), bot)
+    return RoundPaired(paired.round, (*paired.tables, PairedTable(len(paired.tables) + 1, seats)), ())
 
 
 def _berger(

@@ -22,7 +22,7 @@ from typing import Any
 
 from service.core import clocks
 from service.core.errors import Conflicting, Forbidden, NotFound, Refused
-from service.core.identity import HANDLE_RULE, handle_key, valid_handle
+from service.core.identity import HANDLE_RULE, bot_handle, handle_key, valid_handle
 from service.games import registry
 from service.games.rng import Rng, commitment
 from service.tournaments import pairing, standings
@@ -67,6 +67,7 @@ from service.tournaments.evolve import (
     RUNNING,
     State,
     active,
+    bye_bot,
     evolve,
     find_table,
     last_complete_round,
@@ -153,6 +154,15 @@ def _create(cmd: CreateTournament, seed: bytes) -> TournamentCreated:
             raise _invalid("Late registration ('late_until_round') is for a Swiss tournament.", "late_until_round")
         if type(late) is not int or not 2 <= late <= (rounds or 0):
             raise _invalid("'late_until_round' must be from 2 to 'rounds'.", "late_until_round")
+    bot = None
+    if cmd.bye_bot is not None:  # TRN-080
+        given = cmd.bye_bot if isinstance(cmd.bye_bot, dict) else {}
+        level, bot_rated = given.get("level"), given.get("rated", False)
+        if set(given) - {"level", "rated"} or type(level) is not int or not 1 <= level <= 9:
+            raise _invalid('\'bye_bot\' is {"level": 1 to 9, "rated": true or false}.', "bye_bot")
+        if type(bot_rated) is not bool:
+            raise _invalid("'bye_bot.rated' must be true or false.", "bye_bot")
+        bot = {"handle": bot_handle(cmd.game, level), "level": level, "rated": bot_rated}
     return TournamentCreated(
         name=cmd.name,
         game=cmd.game,
@@ -167,6 +177,7 @@ def _create(cmd: CreateTournament, seed: bytes) -> TournamentCreated:
         seed_commitment=commitment(seed),
         pairing=PAIRING_VERSION,
         late_until_round=late,
+        bye_bot=bot,
     )
 
 
@@ -194,6 +205,9 @@ def _register(state: State, cmd: RegisterPlayers) -> list[TournamentEvent]:
     bad = [h for h in handles if not valid_handle(h)]
     if bad:
         raise Refused("invalid_handle", f"A handle is {HANDLE_RULE}.", {"handles": bad[:10]})
+    robot = bye_bot(state)
+    if robot is not None and handle_key(robot) in {handle_key(h) for h in handles}:
+        raise Refused("invalid_handle", f"{robot} plays the byes of this tournament; it cannot also be registered.")
     known = {handle_key(p) for p in state["players"]}
     seen: set[str] = set()
     twice = []

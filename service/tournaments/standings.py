@@ -21,6 +21,10 @@ numbers, for people and clients.
   opponent did not play (after leaving, before joining) counts as a drawn round,
   the average place, as FIDE's Tie-Break Regulations (Handbook C.07, article 16,
   unplayed rounds) count an opponent's unplayed rounds as draws.
+* House bots (TRN-080, TRN-081): the bye bot takes its place at its table (so it
+  can beat a player) but has no line in the standings; as an opponent it counts
+  as one who drew every round.  ``bot_games`` counts each player's games against
+  a house bot (the bye bot, or a bot registered like a player).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from fractions import Fraction
 from typing import Any
 
 from service.tournaments.events import ABORTED
-from service.tournaments.evolve import withdrawn
+from service.tournaments.evolve import bye_bot, is_bot, withdrawn
 
 State = dict[str, Any]
 
@@ -100,6 +104,8 @@ class Row:
     games: int
     byes: int
     withdrawn: bool = False
+    bot_games: int = 0
+    bot: bool = False
 
 
 @dataclass
@@ -121,9 +127,13 @@ def standings(state: State, through: int | None = None) -> list[Row]:
     record: dict[str, _Games] = defaultdict(_Games)
     bye = bye_points(state)
     unplayed = dict.fromkeys(players, 0)
+    robot = bye_bot(state)
+    vs_bots = dict.fromkeys(players, 0)
+    counted_rounds = 0
     for rnd in state["history"]:
         if through is not None and rnd["round"] > through:
             break
+        counted_rounds += 1
         present = {p for t in rnd["tables"] for p in t["players"]} | set(rnd["byes"])
         for p in players:
             unplayed[p] += p not in present  # TRN-061: withdrawn, or not joined yet
@@ -137,12 +147,18 @@ def standings(state: State, through: int | None = None) -> list[Row]:
             seated = table["players"]
             places = seat_places(result, len(seated))
             got = seat_points(result, state["points"][str(len(seated))])
+            bots = sum(is_bot(state, q) for q in seated)
             for seat, p in enumerate(seated):
+                if p == robot:
+                    continue  # TRN-080: the bye bot takes its place at the table, not in the standings
                 points[p] += got[seat]
                 score[p] += seat_score(result, seat)
                 record[p].tables.append((seated, places))
+                vs_bots[p] += bots - is_bot(state, p) > 0  # TRN-081
     # TRN-061 (FIDE C.07 art. 16): an opponent's unplayed rounds count as drawn ones.
     counted = {p: points[p] + unplayed[p] * bye for p in players}
+    if robot is not None:  # TRN-081: the bye bot counts as an opponent who drew every round
+        counted[robot] = counted_rounds * bye
     opponents = {
         p: sum(
             (Fraction(sum(counted[q] for q in seated if q != p), len(seated) - 1) for seated, _ in record[p].tables),
@@ -165,7 +181,21 @@ def standings(state: State, through: int | None = None) -> list[Row]:
     for i, p in enumerate(order):
         rank = rows[-1].rank if i and full[p] == full[order[i - 1]] else i + 1
         games = len(record[p].tables)
-        rows.append(Row(rank, p, points[p], opponents[p], score[p], h2h[p], games, byes[p], p in gone))
+        rows.append(
+            Row(
+                rank,
+                p,
+                points[p],
+                opponents[p],
+                score[p],
+                h2h[p],
+                games,
+                byes[p],
+                p in gone,
+                vs_bots[p],
+                is_bot(state, p),
+            )
+        )
     return rows
 
 
@@ -209,6 +239,8 @@ def row_json(row: Row) -> dict[str, Any]:
         "games": row.games,
         "byes": row.byes,
         "withdrawn": row.withdrawn,
+        "bot_games": row.bot_games,
+        "bot": row.bot,
     }
 
 

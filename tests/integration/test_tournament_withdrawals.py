@@ -11,6 +11,7 @@ from support.accounts import organiser, register, unique
 from service.audit import verify
 from service.audit.checks import redecide_dicts
 from service.audit.tournament_audit import repair_dicts
+from service.core.house_bots import HouseBots
 
 CLOCK = {"type": "deadline", "per_decision_s": 3600}
 
@@ -205,3 +206,54 @@ def test_trn_050_late_until_round_out_of_range_is_refused(client, settings, late
         headers=auth(okey),
     )
     assert resp.status_code == 422 and resp.get_json()["error"]["details"] == {"field": "late_until_round"}
+
+
+def test_trn_080_an_odd_fields_bye_is_played_against_a_house_bot(client, ctx, settings, run_worker):
+    """Five players at tables of two: each round, the player with the bye plays the
+    house bot instead (unrated, as asked); the standings say who played it."""
+    HouseBots(ctx.store.pool).provision(["nauticus"], [2], settings.bot_key_secret)
+    bot = "nauticus-bot-2"
+    org, okey = organiser(client, settings)
+    keys = players(client, 5)
+    bad = client.post(
+        "/v1/tournaments",
+        json={"name": "X", "game": "nauticus", "table_size": 2, "rounds": 2, "bye_bot": {"level": 9}},
+        headers=auth(okey),
+    )
+    assert bad.status_code == 422 and bad.get_json()["error"]["details"] == {"field": "bye_bot"}
+    t = create(client, okey, table_size=2, table_sizes=[2], rounds=2, bye_bot={"level": 2, "rated": False})
+    assert t["bye_bot"] == {"handle": bot, "level": 2, "rated": False}
+    tid = t["id"]
+    post(client, f"/v1/tournaments/{tid}/players", okey, {"handles": list(keys)})
+    post(client, f"/v1/tournaments/{tid}/start", okey)
+    faced = []
+    for n in (1, 2):
+        run_worker()
+        rnd = client.get(f"/v1/tournaments/{tid}/rounds/{n}").get_json()
+        assert rnd["byes"] == [] and len(rnd["tables"]) == 3
+        last = rnd["tables"][-1]
+        assert last["players"][1] == bot and last["bots"] == [1]
+        assert all(t["bots"] == [] for t in rnd["tables"][:-1])
+        opening = ctx.store.read(last["game_id"], upto=1)[0].data
+        assert opening["players"] == last["players"] and opening["rated"] is False  # as the organiser chose
+        assert ctx.store.read(rnd["tables"][0]["game_id"], upto=1)[0].data["rated"] is True
+        faced.append(last["players"][0])
+        for table in rnd["tables"]:
+            humans = [p for p in table["players"] if p != bot]
+            resp = client.post(
+                f"/v1/games/{table['game_id']}/intents",
+                json={"intent": {"type": "resign"}},
+                headers=auth(keys[humans[0]]),
+            )
+            assert resp.status_code == 201, resp.get_json()
+        run_worker()
+    assert faced[0] != faced[1]  # the bot's game is a bye: it goes round
+    rows = {r["player"]: r for r in client.get(f"/v1/tournaments/{tid}/standings").get_json()["standings"]}
+    assert bot not in rows and {p for p, r in rows.items() if r["bot_games"]} == set(faced)
+    page = client.get(f"/tournaments/{tid}").get_data(as_text=True)
+    assert f'{bot}</a> <span class="muted">(house bot)</span>' in page
+    report = client.get(f"/v1/tournaments/{tid}/audit").get_json()
+    assert report["ok"] and report["complete"], report["checks"]
+    bundle = client.get(f"/v1/tournaments/{tid}/export").get_json()
+    full = verify.verify_tournament_bundle(bundle, redecide=redecide_dicts, repair=repair_dicts)
+    assert full["ok"], full["checks"]

@@ -203,4 +203,6 @@ def test_trn_037_row_json_shape():
         "games": 2,
         "byes": 0,
         "withdrawn": False,
+        "bot_games": 0,
+        "bot": False,
     }
