@@ -221,6 +221,11 @@ def withdraw(body: dict[str, Any], tournament_id: Any) -> dict[str, Any]:
     svc = services()
     tid = str(tournament_id)
     player = body.get("player")
+    caller = principal()
+    if player is not None and caller.account is not None and not caller.is_organiser:
+        if identity.handle_key(player) != identity.handle_key(caller.account.handle):
+            raise ApiError(403, "not_your_tournament", "A player may withdraw only itself.")
+        player = None  # a player naming itself: as with {}
     if player is None:
         caller = require_account()
         if caller.is_organiser or caller.account is None:
@@ -229,7 +234,6 @@ def withdraw(body: dict[str, Any], tournament_id: Any) -> dict[str, Any]:
             )
         command = WithdrawPlayer(caller.account.handle, by=caller.account.handle, reason=body.get("reason"))
     else:
-        caller = principal()
         if caller.kind == identity.NOBODY:
             raise ApiError(401, "key_required", "Send the organiser's key as 'Authorization: Bearer <key>'.")
         if not _organises(tid):

@@ -78,8 +78,11 @@ def test_trn_060_050_a_12_player_swiss_with_a_no_show_a_withdrawal_and_a_late_en
     # entrant registers itself.  The leaver's game is not touched: it ends by play.
     tables = round1["tables"]
     leaver_table = next(t for t in tables if leaver in t["players"])
-    t = post(client, f"/v1/tournaments/{tid}/withdraw", keys[leaver])
+    err = post(client, f"/v1/tournaments/{tid}/withdraw", keys[leaver], {"player": handles[3]}, status=403)
+    assert err["error"]["code"] == "not_your_tournament"
+    t = post(client, f"/v1/tournaments/{tid}/withdraw", keys[leaver], {"player": leaver.upper()})  # itself, named
     assert [w["player"] for w in t["withdrawals"]] == [no_show, leaver] and t["withdrawals"][1]["round"] == 1
+    assert t["withdrawals"][1]["by"] == leaver and t["withdrawals"][1]["reason"] is None
     err = post(client, f"/v1/tournaments/{tid}/withdraw", keys[leaver], status=409)
     assert err["error"]["code"] == "already_withdrawn"
     t = post(client, f"/v1/tournaments/{tid}/players", late_key)
