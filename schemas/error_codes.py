@@ -59,7 +59,7 @@ CODES: dict[int, dict[str, str]] = {
         "handle_taken": "The handle … is taken (handles are unique ignoring case).",
         "key_rotated": "This key was rotated meanwhile; use the new key.",
         "not_at_table": "You do not sit at this table.",
-        "registration_closed": "Registration is closed: the tournament has started.",
+        "registration_closed": "Registration is closed: the tournament is ….",
         "round_over": "Round … is over.",
         "rules_version_unavailable": "… rules … missing",
         "table_already_finished": "Table … of round … has its result.",

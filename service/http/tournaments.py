@@ -51,6 +51,7 @@ from service.tournaments.commands import (
 #: How often a read waiting for a missing read model looks again (seconds).
 _POLL = 0.05
 _NOT_YOURS = "Only the organiser of this tournament (or the operator) may do this."
+_ONLY_ITSELF = "A player may withdraw only itself."
 
 blp = Blueprint("tournaments", __name__, url_prefix="/v1/tournaments", description="Tournaments for organisers")
 
@@ -224,7 +225,7 @@ def withdraw(body: dict[str, Any], tournament_id: Any) -> dict[str, Any]:
     caller = principal()
     if player is not None and caller.account is not None and not caller.is_organiser:
         if identity.handle_key(player) != identity.handle_key(caller.account.handle):
-            raise ApiError(403, "not_your_tournament", "A player may withdraw only itself.")
+            raise ApiError(403, "not_your_tournament", _ONLY_ITSELF)
         player = None  # a player naming itself: as with {}
     if player is None:
         caller = require_account()

@@ -63,6 +63,7 @@ from service.tournaments.events import (
     table_result,
 )
 from service.tournaments.evolve import (
+    ABORTED,
     REGISTERING,
     RUNNING,
     State,
@@ -196,7 +197,7 @@ def _late_open(state: State) -> bool:
 def _register(state: State, cmd: RegisterPlayers) -> list[TournamentEvent]:
     late = _late_open(state)
     if state["status"] != REGISTERING and not late:
-        raise Conflicting("registration_closed", "Registration is closed: the tournament has started.")
+        raise Conflicting("registration_closed", f"Registration is closed: the tournament is {state['status']}.")
     handles = tuple(cmd.handles)
     if not handles or len(handles) > MAX_PLAYERS:
         raise Refused("invalid_handle", f"Register 1 to {MAX_PLAYERS} handles at a time.")
@@ -225,6 +226,8 @@ def _register(state: State, cmd: RegisterPlayers) -> list[TournamentEvent]:
 
 
 def _start(state: State, cmd: StartTournament, seed: bytes) -> list[TournamentEvent]:
+    if state["status"] == ABORTED:
+        raise Conflicting("tournament_not_running", f"The tournament is {state['status']}.")
     if state["status"] != REGISTERING:
         raise Conflicting("already_started", "The tournament has already started.")
     _organiser_only(state, cmd.by)

@@ -260,3 +260,20 @@ def test_trn_080_an_odd_fields_bye_is_played_against_a_house_bot(client, ctx, se
     bundle = client.get(f"/v1/tournaments/{tid}/export").get_json()
     full = verify.verify_tournament_bundle(bundle, redecide=redecide_dicts, repair=repair_dicts)
     assert full["ok"], full["checks"]
+
+
+def test_trn_070_the_operator_aborts_a_registering_tournament(client, settings):
+    _, okey = organiser(client, settings)
+    keys = players(client, 3)
+    tid = create(client, okey)["id"]
+    post(client, f"/v1/tournaments/{tid}/players", okey, {"handles": list(keys)})
+    t = post(client, f"/v1/tournaments/{tid}/abort", settings.admin_token, {"reason": "Nobody came."})
+    assert t["status"] == "aborted" and t["aborted"] == {"by": None, "reason": "Nobody came.", "round": 0}
+    err = post(client, f"/v1/tournaments/{tid}/start", okey, status=409)
+    assert err["error"]["code"] == "tournament_not_running"
+    newcomer, _ = register(client, unique("p"))
+    err = post(client, f"/v1/tournaments/{tid}/players", okey, {"handles": [newcomer]}, status=409)
+    assert err["error"]["code"] == "registration_closed" and "aborted" in err["error"]["message"]
+    report = client.get(f"/v1/tournaments/{tid}/audit").get_json()
+    assert report["ok"] and report["status"] == "aborted" and report["aborted"]["by"] is None, report
+    assert report["checks"]["seed"]["ok"] and report["checks"]["pairings"]["ok"], report["checks"]
