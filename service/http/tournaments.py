@@ -329,6 +329,18 @@ def audit(tournament_id: Any) -> dict[str, Any]:
         )
 
 
+def _over(tid: str, summary: dict[str, Any]) -> bool:
+    """Finished, or aborted with every game of its last round ended: nothing in its
+    bundle is hidden any more."""
+    if summary["status"] == "finished":
+        return True
+    if summary["status"] != "aborted" or not summary["round"]:
+        return summary["status"] == "aborted"
+    rnd = view.read(services().redis, tid, f"round:{summary['round']}") or {"tables": []}
+    started = [t["game_id"] for t in rnd["tables"] if t["game_id"] is not None and t["status"] != "finished"]
+    return len(services().tournaments.store.finished_games(started)) == len(started)
+
+
 @blp.route("/<uuid:tournament_id>/export", methods=["GET"])
 @openapi.auth("optional")
 @blp.response(200, description="The tournament bundle; `service/audit/verify.py` checks it offline.")
@@ -337,11 +349,12 @@ def audit(tournament_id: Any) -> dict[str, Any]:
 @blp.alt_response(404, schema=ErrorOut, description="tournament_not_found")
 def export(tournament_id: Any) -> Response:
     """One JSON file: the tournament's stream, every table's game bundle, and
-    a manifest of their hashes.  Anyone once it has finished; its organiser
-    (or the operator) while it runs (its games' hidden information)."""
+    a manifest of their hashes.  Anyone once it has finished (or was aborted and
+    its games have ended); its organiser (or the operator) while it runs (its
+    games' hidden information)."""
     svc = services()
     tid = str(tournament_id)
-    if _read(tid, "tournament")["status"] not in ("finished", "aborted"):
+    if not _over(tid, _read(tid, "tournament")):
         caller = principal()
         if caller.kind == identity.NOBODY:
             raise ApiError(401, "token_required", "While it runs, a tournament's export needs its organiser's key.")

@@ -12,6 +12,9 @@ from service.audit import verify
 from service.audit.checks import redecide_dicts
 from service.audit.tournament_audit import repair_dicts
 from service.core.house_bots import HouseBots
+from service.core.tournaments import TournamentService
+from service.tournaments.commands import AbortTournament
+from workers import tournaments as tjobs
 
 CLOCK = {"type": "deadline", "per_decision_s": 3600}
 
@@ -277,3 +280,26 @@ def test_trn_070_the_operator_aborts_a_registering_tournament(client, settings):
     report = client.get(f"/v1/tournaments/{tid}/audit").get_json()
     assert report["ok"] and report["status"] == "aborted" and report["aborted"]["by"] is None, report
     assert report["checks"]["seed"]["ok"] and report["checks"]["pairings"]["ok"], report["checks"]
+
+
+def test_trn_070_the_worker_aborts_the_games_an_abort_did_not_reach(client, ctx, settings, run_worker):
+    """An abort recorded without its games aborted (the request died after the commit):
+    its export stays the organiser's while a game runs, and the worker's advance,
+    which the abort's commit enqueues, aborts the rest."""
+    org, okey = organiser(client, settings)
+    keys = players(client, 4)
+    tid = create(client, okey, rounds=2)["id"]
+    post(client, f"/v1/tournaments/{tid}/players", okey, {"handles": list(keys)})
+    post(client, f"/v1/tournaments/{tid}/start", okey)
+    run_worker()
+    game = client.get(f"/v1/tournaments/{tid}/rounds/1").get_json()["tables"][0]["game_id"]
+    TournamentService(ctx.tournament_store, ctx.tournament_nudge).execute(tid, AbortTournament("Fire.", by=org), by=org)
+    assert ctx.store.read(game)[-1].type != "GameFinished"
+    tjobs.project(tid)  # the read model says aborted; the game still runs
+    assert client.get(f"/v1/tournaments/{tid}").get_json()["status"] == "aborted"
+    assert client.get(f"/v1/tournaments/{tid}/export").status_code == 401  # its hidden information
+    assert client.get(f"/v1/tournaments/{tid}/export", headers=auth(okey)).status_code == 200
+    run_worker()  # the jobs the abort's commit enqueued: the advance aborts the game
+    assert client.get(f"/v1/tournaments/{tid}").get_json()["status"] == "aborted"
+    assert [e.type for e in ctx.store.read(game)[-2:]] == ["GameAborted", "GameFinished"]
+    assert client.get(f"/v1/tournaments/{tid}/export").status_code == 200
