@@ -8,6 +8,7 @@ import pytest
 from support import auth
 from support.accounts import organiser, register, unique
 
+from service import cli
 from service.audit import verify
 from service.audit.checks import redecide_dicts
 from service.audit.tournament_audit import repair_dicts
@@ -144,7 +145,9 @@ def test_trn_060_050_a_12_player_swiss_with_a_no_show_a_withdrawal_and_a_late_en
     assert not verify.verify_tournament_bundle(bundle, repair=repair_dicts)["checks"]["pairings"]["ok"]
 
 
-def test_trn_070_an_aborted_tournament_aborts_its_games_and_its_audit_says_so(client, ctx, settings, run_worker):
+def test_trn_070_an_aborted_tournament_aborts_its_games_and_its_audit_says_so(
+    client, ctx, settings, run_worker, monkeypatch, capsys
+):
     org, okey = organiser(client, settings)
     keys = players(client, 8)
     tid = create(client, okey, rounds=3)["id"]
@@ -201,6 +204,12 @@ def test_trn_070_an_aborted_tournament_aborts_its_games_and_its_audit_says_so(cl
     full = verify.verify_tournament_bundle(bundle, redecide=redecide_dicts, repair=repair_dicts)
     assert full["ok"], full["checks"]
     assert "aborted by " + org in full["checks"]["record"]["summary"]
+    # The operator's command (make audit TOURNAMENT=...) says it too.
+    monkeypatch.setenv("DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("REDIS_URL", settings.redis_url)
+    assert cli.main(["tournament-audit", tid]) == 0
+    shown = capsys.readouterr().out
+    assert f"{tid}: aborted" in shown and f"aborted by {org} after round 1: The hall closed." in shown
 
 
 @pytest.mark.parametrize("late_until_round", [4, 1])
