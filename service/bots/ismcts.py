@@ -26,6 +26,9 @@ from service.games.rng import Rng
 
 #: UCB1's exploration constant; rewards are in [0, 1].
 EXPLORATION = 0.7
+#: Virtual visits the root's children start with, worth their one-ply reward (a prior: with few iterations
+#: the search falls back on level 1's judgement instead of on a handful of noisy rollouts).
+PRIOR_VISITS = 3
 
 
 @dataclass(frozen=True)
@@ -47,9 +50,37 @@ class _Node:
         self.reward = 0.0
 
 
-def rewards(engine: Engine, state: State) -> list[float]:
-    """Per seat, in [0, 1]: 1 a win, 0 a loss (ties share) at the end of the game; else a logistic of the
-    seat's evaluated margin over the best other seat, scaled by the size of the evaluations."""
+@dataclass(frozen=True)
+class Scale:
+    """How rewards are read off evaluations: a seat's margin over the best other seat (``position.margin``)
+    at the leaf, less its margin at the root, in units of ``unit``: the spread of the root's one-ply margins,
+    so one good move's worth moves a reward visibly whatever the game's units."""
+
+    root: list[float]
+    unit: float
+
+
+def measure_scale(
+    engine: Engine, state: State, seat: int, moves: dict[str, Command], rng: Rng
+) -> tuple[Scale, dict[str, float]]:
+    """The root's margins per seat, the mean absolute deviation of ``seat``'s one-ply margins, and each
+    move's one-ply reward in those units."""
+    values = engine.evaluate(state)
+    root = [margin(values, s) for s in range(len(values))]
+    ply = {k: margin(engine.evaluate(after(engine, state, seat, m, rng)), seat) for k, m in moves.items()}
+    mean = sum(ply.values()) / len(ply)
+    spread = sum(abs(p - mean) for p in ply.values()) / len(ply)
+    scale = Scale(root, spread if spread > 1e-9 else 1.0)
+    return scale, {k: _logistic((p - root[seat]) / scale.unit) for k, p in ply.items()}
+
+
+def _logistic(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, x))))
+
+
+def rewards(engine: Engine, state: State, scale: Scale) -> list[float]:
+    """Per seat, in [0, 1]: 1 a win, 0 a loss (ties share) at the end of the game; else a logistic of how
+    much the seat's evaluated margin grew since the root, in :class:`Scale` units."""
     result = engine.result(state)
     if result is not None:
         ranks = result["ranks"]
@@ -57,8 +88,7 @@ def rewards(engine: Engine, state: State) -> list[float]:
         firsts = [s for s in range(n) if ranks[str(s)] == 1]
         return [(1.0 / len(firsts)) if s in firsts else 0.0 for s in range(n)]
     values = engine.evaluate(state)
-    scale = 0.1 * (sum(abs(v) for v in values) / len(values)) + 1.0
-    return [1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, margin(values, s) / scale)))) for s in range(len(values))]
+    return [_logistic((margin(values, s) - scale.root[s]) / scale.unit) for s in range(len(values))]
 
 
 def _mover(engine: Engine, state: State, seat: int | None) -> int | None:
@@ -104,11 +134,19 @@ def choose_ismcts(
     (at least one; no more once ``out_of_budget()``)."""
     wanted = {intent_key(i): i for i in intents}
     root = _Node(seat)
+    scale: Scale | None = None
     for done in range(iterations):
         if done and out_of_budget():
             break
         rng = new_rng(rnd)
         state = engine.determinize(view, seat, rng)
+        if scale is None:
+            first_moves = {k: c for k, c in legal_by_key(engine, state, seat).items() if k in wanted}
+            scale, priors = measure_scale(engine, state, seat, first_moves, rng)
+            for key, prior in priors.items():
+                child = root.children[key] = _Node(seat)
+                child.visits = child.avail = PRIOR_VISITS
+                child.reward = PRIOR_VISITS * prior
         node = root
         path = [root]
         first = True
@@ -116,10 +154,13 @@ def choose_ismcts(
             mover = seat if first else _mover(engine, state, None)
             if mover is None:
                 break
-            legal = legal_by_key(engine, state, mover)
             if first:
-                legal = {k: c for k, c in legal.items() if k in wanted}
+                legal = {k: c for k, c in legal_by_key(engine, state, mover).items() if k in wanted}
                 first = False
+            else:
+                # Below the root a node's moves are keyed by the command's repr: the same move in every
+                # determinization, and far cheaper than the wire form's canonical JSON.
+                legal = {repr(c): c for c in engine.legal(state, mover)}
             untried: list[tuple[str, Command]] = []
             available: list[_Node] = []
             moves: list[Command] = []
@@ -152,7 +193,7 @@ def choose_ismcts(
             state = apply(engine, state, mover, moves[best], rng)
             path.append(node)
         state = _rollout(engine, state, rnd, rng, shape)
-        reward = rewards(engine, state)
+        reward = rewards(engine, state, scale)
         for visited in path:
             visited.visits += 1
             visited.reward += reward[visited.seat]

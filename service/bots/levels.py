@@ -39,18 +39,18 @@ LEVELS: dict[int, Level] = {
     2: Level(
         2,
         "ismcts",
-        0.03,
-        400,
+        0.02,
+        300,
         "Information-Set MCTS, short greedy rollouts",
         SearchShape(rollout_depth=4, rollout_width=2),
     ),
     3: Level(
         3,
         "ismcts",
-        0.1,
-        1500,
+        0.05,
+        1000,
         "Information-Set MCTS, more iterations and longer greedy rollouts",
-        SearchShape(rollout_depth=8, rollout_width=3),
+        SearchShape(rollout_depth=6, rollout_width=2),
     ),
 }
 

@@ -289,3 +289,64 @@ def test_a_bots_intents_count_in_its_keys_rate_limit(client, ctx, settings, hous
             play_first_legal(client, gid, key, state["version"])
         state = project(ctx, gid)
     assert posted == 2 and bot_decisions(ctx, gid, seat, 0) == 2
+
+
+class _Recording:
+    """A Redis client that notes every field of a hash read through it."""
+
+    def __init__(self, r):
+        self.r, self.fields = r, set()
+
+    def hget(self, key, name):
+        self.fields.add(name)
+        return self.r.hget(key, name)
+
+    def hmget(self, key, names):
+        self.fields.update(names)
+        return self.r.hmget(key, names)
+
+    def __getattr__(self, name):
+        return getattr(self.r, name)
+
+
+def test_a_bot_sees_exactly_what_its_key_sees_and_logs_none_of_it(client, ctx, settings, house, monkeypatch, caplog):
+    """docs/BOTS.md "House bots": the worker feeds the bot its seat's board and legal
+    intents as the API serves them to the bot's key, reads no other seat's view nor the
+    engine's state (Waters of Nereus: hidden hands), and logs neither."""
+    import copy
+
+    gid, key, bot, seat = _bot_game(client, settings, house, game="waters-of-nereus", level=1)
+    bot_key = identity.bot_key(settings.bot_key_secret, bot)
+    seen: list[tuple[dict, list]] = []
+    real_choose = bot_worker._choose
+
+    def spy(b, s, board, legal, seed):
+        seen.append((board, legal))
+        return real_choose(b, s, board, legal, seed)
+
+    monkeypatch.setattr(bot_worker, "_choose", spy)
+    actor = bot_worker.Actor(ctx)
+    actor.ctx = copy.copy(ctx)
+    actor.ctx.redis = recording = _Recording(ctx.redis)
+    allowed = {"info", "version", "status", "to_act", "result", "clock", f"view:{seat}", f"legal:{seat}"}
+    caplog.set_level("DEBUG")
+    acted = 0
+    state = project(ctx, gid)
+    while state["status"] == "active" and acted < 12:
+        if seat in state["to_act"]:
+            api_board = client.get(f"/v1/games/{gid}", headers=auth(bot_key)).get_json()
+            api_legal = client.get(f"/v1/games/{gid}/legal", headers=auth(bot_key)).get_json()["intents"]
+            assert actor.act(gid, bot).action == "posted"
+            board, legal = seen[-1]
+            assert board == api_board
+            assert legal == [i for i in api_legal if i["type"] != "resign"]
+            acted += 1
+        else:
+            play_first_legal(client, gid, key, state["version"])
+        state = project(ctx, gid)
+    assert acted == 12 and recording.fields <= allowed, recording.fields - allowed
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("workers"))
+    for board, legal in seen:
+        for intent in legal:
+            assert json.dumps(intent) not in logged and str(intent) not in logged
+        assert json.dumps(board["view"])[:40] not in logged

@@ -22,6 +22,12 @@ checked at every step:
   JSON), and ``result`` has scores, ranks and ranking for every seat;
 * ``view`` and ``redact_event`` work for every seat, a spectator and the admin.
 
+A third set (``test_determinize_agrees_with_the_view``) checks what a bot's search
+needs of each engine (issue #34): at seeded random positions, for every seat,
+``determinize(view(s, seat))`` is a full state whose view for the seat is that
+view again, which satisfies the invariants and gives the seat the same legal
+intents, and ``evaluate`` gives one finite number per seat.
+
 A second set of playouts (the end of this file) goes through the platform's
 pipeline with a clock, and makes random seats resign or time out at random
 moments: forfeited seats never act again, the game goes on while two remain,
@@ -44,6 +50,7 @@ import dataclasses
 import hashlib
 import json
 import marshal
+import math
 import os
 import random
 import time
@@ -444,6 +451,67 @@ def test_setup_refuses_bad_player_counts() -> None:
             with pytest.raises(RuleViolation) as info:
                 engine.setup(n, {}, Rng(bytes(32)))
             assert info.value.code == "invalid_player_count", name
+
+
+# -- what a search needs: determinize and evaluate (base.py's contract; issue #34) ---------------------
+
+#: Seeded positions per case at QD_PLAYOUTS=1 (each checked for every seat, with two determinizations).
+DETERMINIZE_POSITIONS: dict[str, int] = {"nautilus-industries": 60, "nauticus": 120, "waters-of-nereus": 200}
+#: Games without hidden information (NAU-005, NIN-007).
+OPEN_GAMES = ("nauticus", "nautilus-industries")
+
+
+def _positions(name: str, n: int, options: dict[str, Any], count: int) -> list[dict[str, Any]]:
+    """``count`` states of seeded random games, taken at random steps (the end included)."""
+    engine = registry.get(name)
+    out = []
+    for index in range(count):
+        seed = hashlib.sha256(f"determinize|{name}|{n}|{canonical(options)}|{index}".encode()).digest()
+        chooser = random.Random(seed)
+        state = fold(engine, engine.setup(n, options, Rng(seed, domain=SETUP_DOMAIN)))
+        stop = chooser.randrange(MAX_STEPS) if index % 10 == 9 else chooser.randrange(400)
+        for step in range(stop):
+            seats = engine.to_act(state)
+            if not seats:
+                break
+            seat = chooser.choice(seats)
+            legal = engine.legal(state, seat)
+            new = engine.decide(state, seat, chooser.choice(legal), Rng(seed, domain=decision_domain(step)))
+            state = fold(engine, new, state)
+        out.append(state)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "players", "options"), [pytest.param(*c, id=f"{c[0]}-{c[1]}p-{canonical(c[2])}") for c in _cases()]
+)
+def test_determinize_agrees_with_the_view(name: str, players: int, options: dict[str, Any]) -> None:
+    engine = registry.get(name)
+    count = max(1, round(DETERMINIZE_POSITIONS.get(name, DEFAULT_PLAYOUTS) * SCALE))
+    differed = 0
+    for index, state in enumerate(_positions(name, players, options, count)):
+        where = f"{name} {players}p {canonical(options)} position {index}"
+        for seat in range(players):
+            view = json.loads(json.dumps(engine.view(state, seat)))  # as the API serves it
+            before = canonical(view)
+            drawn = []
+            for k in range(2):
+                full = engine.determinize(view, seat, Rng(bytes(32), domain=1000 * index + 10 * seat + k))
+                assert canonical(view) == before, f"{where}: determinize changed the view it was given"
+                assert json.loads(json.dumps(engine.view(full, seat))) == view, f"{where} seat {seat}: view differs"
+                engine.check_invariants(full)
+                legal = [c.to_json() for c in engine.legal(full, seat)]
+                assert legal == [c.to_json() for c in engine.legal(state, seat)], f"{where} seat {seat}: legal"
+                values = engine.evaluate(full)
+                assert len(values) == players and all(isinstance(v, float) and math.isfinite(v) for v in values), (
+                    f"{where} seat {seat}: evaluate gave {values!r}"
+                )
+                drawn.append(canonical(full))
+            differed += drawn[0] != drawn[1]
+            if name in OPEN_GAMES:  # nothing hidden: the view gives the state itself
+                assert drawn[0] == canonical(state), f"{where} seat {seat}: determinize is not the state"
+    if name == "waters-of-nereus":  # hidden information: two draws of the same view are not always one state
+        assert differed > 0, f"{name} {players}p: determinize never drew different hidden parts"
 
 
 if os.environ.get("QD_REPRO"):

@@ -79,3 +79,6 @@ def stock_row_reduction(space: int) -> int:
 #: Search weight, not a rule (``search.evaluate``): the share of their commodity value (NIN-095) that gems
 #: still held count for, since selling them moves the market before they are paid.
 EVAL_GEM_SHARE = 0.8
+#: Search weight, not a rule: the share of the leading stock's distance to the end space (NIN-120) every
+#: company is expected to climb before the game ends.
+EVAL_STOCK_PROGRESS = 0.6
