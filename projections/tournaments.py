@@ -33,7 +33,7 @@ from service.core.records import START, Cursor, StoredEvent
 from service.core.tournament_store import TournamentStore
 from service.tournaments import events as tevents
 from service.tournaments import standings as tstandings
-from service.tournaments.evolve import State, evolve
+from service.tournaments.evolve import State, evolve, is_bot
 
 #: The sweep's cursor in the tournaments' feed.
 CURSOR = "tournaments:cursor"
@@ -68,6 +68,7 @@ def round_view(state: State, n: int) -> dict[str, Any]:
             "table": t["table"],
             "game_id": t["game_id"],
             "players": list(t["players"]),
+            "bots": [seat for seat, p in enumerate(t["players"]) if is_bot(state, p)],
             "status": table_status(t),
             "result": t["result"],
         }
@@ -104,6 +105,11 @@ def summary(tournament_id: str, state: State, version: int, created_at: str | No
         "pairing": state["pairing"],
         "created_at": created_at,
         "version": version,
+        "late_until_round": state.get("late_until_round"),
+        "late": list(state.get("late", [])),
+        "withdrawals": list(state.get("withdrawals", [])),
+        "aborted": state.get("aborted"),
+        "bye_bot": state.get("bye_bot"),
     }
 
 

@@ -11,13 +11,18 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from schemas.http import ClockIn
-from service.tournaments.events import FORMATS, MAX_NAME, MAX_PLAYERS, MAX_TABLE_SIZE, SWISS
+from service.tournaments.events import FORMATS, MAX_NAME, MAX_PLAYERS, MAX_REASON, MAX_TABLE_SIZE, SWISS
 
-STATUSES = ("registering", "running", "finished")
+STATUSES = ("registering", "running", "finished", "aborted")
 TABLE_STATUSES = ("waiting", "playing", "finished")
 
 
 # -- in ---------------------------------------------------------------------------
+class ByeBotIn(Schema):
+    level = fields.Integer(required=True, strict=True, validate=validate.Range(min=1, max=9))
+    rated = fields.Boolean(load_default=False, metadata={"description": "Whether the games against it are rated"})
+
+
 class TournamentIn(Schema):
     name = fields.String(required=True, validate=validate.Length(min=1, max=MAX_NAME))
     game = fields.String(required=True, validate=validate.Length(min=1, max=64))
@@ -52,6 +57,18 @@ class TournamentIn(Schema):
         allow_none=True,
         metadata={"description": 'Points by place for each table size, e.g. {"4": [5, 3, 1, 0]}; default n-1 .. 0'},
     )
+    late_until_round = fields.Integer(
+        load_default=None,
+        allow_none=True,
+        strict=True,
+        metadata={"description": "Swiss: players may still register until this round is paired (2 to rounds)"},
+    )
+    bye_bot = fields.Nested(
+        ByeBotIn,
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "An odd field's bye is played against the game's house bot of this level instead"},
+    )
 
 
 class RegisterIn(Schema):
@@ -62,7 +79,48 @@ class RegisterIn(Schema):
     )
 
 
+class WithdrawIn(Schema):
+    player = fields.String(
+        validate=validate.Length(min=1, max=64),
+        metadata={"description": "Organiser: the player to withdraw; a player sends {} to withdraw itself"},
+    )
+    reason = fields.String(
+        validate=validate.Length(min=1, max=MAX_REASON),
+        metadata={"description": "Why (required when the organiser withdraws a player)"},
+    )
+
+
+class TournamentAbortIn(Schema):
+    reason = fields.String(required=True, validate=validate.Length(min=1, max=MAX_REASON))
+
+
 # -- out --------------------------------------------------------------------------
+class LateOut(Schema):
+    player = fields.String(required=True)
+    round = fields.Integer(required=True, metadata={"description": "The first round it is paired in"})
+
+
+class WithdrawalOut(Schema):
+    player = fields.String(required=True)
+    by = fields.String(required=True, allow_none=True, metadata={"description": "null: the operator"})
+    reason = fields.String(required=True, allow_none=True)
+    round = fields.Integer(
+        required=True, metadata={"description": "Rounds paired when it withdrew: it is paired no more after it"}
+    )
+
+
+class AbortedOut(Schema):
+    by = fields.String(required=True, allow_none=True, metadata={"description": "null: the operator"})
+    reason = fields.String(required=True)
+    round = fields.Integer(required=True, metadata={"description": "The standings are frozen after this round"})
+
+
+class ByeBotOut(Schema):
+    handle = fields.String(required=True)
+    level = fields.Integer(required=True)
+    rated = fields.Boolean(required=True)
+
+
 class TournamentOut(Schema):
     id = fields.String(required=True)
     name = fields.String(required=True)
@@ -84,12 +142,22 @@ class TournamentOut(Schema):
     pairing = fields.String(required=True)
     created_at = fields.String(required=True, allow_none=True)
     version = fields.Integer(required=True, metadata={"description": "Events in the tournament's stream"})
+    late_until_round = fields.Integer(
+        required=True, allow_none=True, metadata={"description": "null: no late registration"}
+    )
+    late = fields.List(
+        fields.Nested(LateOut), required=True, metadata={"description": "Late entrants, and the round each joined in"}
+    )
+    withdrawals = fields.List(fields.Nested(WithdrawalOut), required=True)
+    aborted = fields.Nested(AbortedOut, required=True, allow_none=True)
+    bye_bot = fields.Nested(ByeBotOut, required=True, allow_none=True)
 
 
 class TournamentTableOut(Schema):
     table = fields.Integer(required=True)
     game_id = fields.String(required=True, allow_none=True)
     players = fields.List(fields.String(), required=True, metadata={"description": "Seat order"})
+    bots = fields.List(fields.Integer(), required=True, metadata={"description": "The seats of house bots"})
     status = fields.String(required=True, validate=validate.OneOf(TABLE_STATUSES))
     result = fields.Dict(required=True, allow_none=True)
 
@@ -114,6 +182,9 @@ class StandingOut(Schema):
     tiebreaks = fields.Nested(TiebreaksOut, required=True)
     games = fields.Integer(required=True)
     byes = fields.Integer(required=True)
+    withdrawn = fields.Boolean(required=True, metadata={"description": "Withdrew by then: its results stay"})
+    bot_games = fields.Integer(required=True, metadata={"description": "Games against a house bot"})
+    bot = fields.Boolean(required=True, metadata={"description": "A house bot registered like a player"})
 
 
 class StandingsOut(Schema):
@@ -128,4 +199,8 @@ class StandingsArgs(Schema):
 class TournamentAuditOut(Schema):
     ok = fields.Boolean(required=True)
     complete = fields.Boolean(required=True)
+    status = fields.String(required=True, allow_none=True, validate=validate.OneOf(STATUSES))
+    aborted = fields.Nested(AbortedOut, required=True, allow_none=True)
+    withdrawals = fields.List(fields.Nested(WithdrawalOut), required=True)
+    late = fields.List(fields.Nested(LateOut), required=True)
     checks = fields.Dict(required=True)

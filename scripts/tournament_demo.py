@@ -5,7 +5,9 @@ With the operator token it makes an organiser; the organiser creates a
 12-player, 3-round Swiss of 4-player Nauticus, registers 12 bot accounts and
 starts it.  The worker pairs each round and starts its tables' games; each bot
 plays its own seat with its own key (a random legal intent, through the Python
-client), one thread per table.  After each round the standings are printed;
+client), one thread per table.  While round 1 is played, one bot withdraws
+itself with its own key (``--withdraw``; its round-1 game goes on, and it is
+paired no more).  After each round the standings are printed;
 at the end the tournament is audited, exported and the bundle verified
 offline (``python -m service verify``).
 
@@ -14,7 +16,8 @@ http://127.0.0.1:8000) and ``ADMIN_TOKEN`` (env or ``.devdata/env``), as
 ``scripts/demo.py``.  Options: ``--players``, ``--rounds``, ``--table-size``,
 ``--game``, ``--clock-s`` (a per-decision deadline for every game) and
 ``--idle N`` (the N-th bot never plays: it times out on the clock, which
-needs ``--clock-s``); ``--out`` the bundle's path.
+needs ``--clock-s``); ``--withdraw N`` (the N-th bot withdraws during round 1;
+default the last, 0 nobody); ``--out`` the bundle's path.
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ def print_standings(title: str, standings: dict[str, Any]) -> None:
         tb = row["tiebreaks"]
         print(
             f"  {row['rank']:>4}  {row['player']:<22}{row['points']:>7}  {tb['opponents_points']:>8.2f}"
-            f"  {tb['game_score']:>6}  {row['games']}{' +bye' * row['byes']}"
+            f"  {tb['game_score']:>6}  {row['games']}{' +bye' * row['byes']}{'  withdrawn' * row['withdrawn']}"
         )
     print(flush=True)
 
@@ -97,6 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--game", default="nauticus")
     parser.add_argument("--clock-s", type=int, default=None, help="per-decision deadline of every game, in seconds")
     parser.add_argument("--idle", type=int, default=None, help="this bot (1-based) never plays: it times out")
+    parser.add_argument(
+        "--withdraw",
+        type=int,
+        default=-1,
+        help="this bot (1-based) withdraws during round 1 (default the last; 0 none)",
+    )
     parser.add_argument("--out", default=None, help="the bundle's path (default exports/tournament-<id>.json)")
     parser.add_argument("--round-timeout", type=float, default=600.0)
     parser.add_argument("--play", metavar="TOURNAMENT", help="play a started tournament made elsewhere (with curl)")
@@ -116,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         keys = dict(line.split()[:2] for line in Path(args.keys).read_text().splitlines() if line.strip())
         found = api.call("GET", f"/v1/tournaments/{args.play}")
         say(f"tournament {found['id']} ({found['name']}): {found['status']}, {len(found['players'])} players")
-        return play_out(api, url, found["id"], found["rounds"], keys, None, args)
+        return play_out(api, url, found["id"], found["rounds"], keys, None, args, leaver=None)
 
     tag = suffix()
     organiser = api.create_organiser(f"cup-{tag}")
@@ -129,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         keys[handle] = api.register(handle, admin)["key"]
     handles = list(keys)
     idle = handles[args.idle - 1] if args.idle else None
+    leaver = handles[args.withdraw - 1] if args.withdraw else None  # -1: the last
     say(f"{len(keys)} bot accounts registered{f' ({idle} will never play)' if idle else ''}")
 
     clock = {"type": "deadline", "per_decision_s": args.clock_s} if args.clock_s else None
@@ -149,14 +159,22 @@ def main(argv: list[str] | None = None) -> int:
     api.call("POST", f"/v1/tournaments/{tid}/players", okey, {"handles": handles})
     started = api.call("POST", f"/v1/tournaments/{tid}/start", okey)
     say(f"registered {len(started['players'])} players; started (lot drawn, round 1 paired)")
-    return play_out(api, url, tid, args.rounds, keys, idle, args)
+    return play_out(api, url, tid, args.rounds, keys, idle, args, leaver=leaver)
 
 
 def play_out(
-    api: Client, url: str, tid: str, rounds: int, keys: dict[str, str], idle: str | None, args: argparse.Namespace
+    api: Client,
+    url: str,
+    tid: str,
+    rounds: int,
+    keys: dict[str, str],
+    idle: str | None,
+    args: argparse.Namespace,
+    leaver: str | None,
 ) -> int:
-    """Play every round of a started tournament with the players' keys, print the
-    standings after each, then audit, export and verify it offline."""
+    """Play every round of a started tournament with the players' keys (``leaver``
+    withdraws itself during round 1), print the standings after each, then audit,
+    export and verify it offline."""
     for n in range(1, rounds + 1):
         rnd = wait_for(
             f"round {n}'s games",
@@ -167,6 +185,10 @@ def play_out(
             say(f"round {n} table {table['table']}: {', '.join(table['players'])}  game {table['game_id']}")
         if rnd["byes"]:
             say(f"round {n} byes: {', '.join(rnd['byes'])}")
+        if n == 1 and leaver is not None and rounds > 1:
+            # With its own key, while its round-1 game is in play: that game goes on.
+            api.call("POST", f"/v1/tournaments/{tid}/withdraw", keys[leaver], {})
+            say(f"{leaver} withdraws: it plays its round-1 game and is paired no more")
         started_at = time.perf_counter()
         for final in play_round(url, rnd, keys, idle):
             result = final["result"]
@@ -188,6 +210,8 @@ def play_out(
     audit = api.call("GET", f"/v1/tournaments/{tid}/audit")
     for name, check in audit["checks"].items():
         say(f"  audit {name:<10} {'ok' if check['ok'] else ('skipped' if check['ok'] is None else 'FAILED')}")
+    for w in audit["withdrawals"]:
+        say(f"  withdrawn: {w['player']} after round {w['round']} (by {w['by'] or 'the operator'})")
     say(f"audit {'ok' if audit['ok'] else 'FAILED'}")
     status, body = api.raw("GET", f"/v1/tournaments/{tid}/export")
     if status != 200:

@@ -323,7 +323,15 @@ def _tournament_audit(ns: argparse.Namespace, settings: Settings) -> int:
     if ns.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"Tournament {ns.tournament}")
+        print(f"Tournament {ns.tournament}: {report['status']}")
+        aborted = report.get("aborted")
+        if aborted:
+            who = aborted["by"] or "the operator"
+            print(f"  aborted by {who} after round {aborted['round']}: {aborted['reason']}")
+        for w in report.get("withdrawals") or []:
+            print(f"  withdrawn: {w['player']} after round {w['round']} (by {w['by'] or 'the operator'})")
+        for late in report.get("late") or []:
+            print(f"  late entrant: {late['player']} from round {late['round']}")
         for name, check in report["checks"].items():
             mark = {True: "ok  ", False: "FAIL", None: "SKIP"}[check["ok"]]
             counted = ", ".join(f"{k} {v}" for k, v in check.items() if isinstance(v, int) and not isinstance(v, bool))

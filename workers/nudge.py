@@ -209,8 +209,9 @@ class Nudge:
 #: The tournaments' jobs (by name: the API never imports the worker's jobs).
 PROJECT_TOURNAMENT_JOB = "workers.tournaments.project"
 ADVANCE_TOURNAMENT_JOB = "workers.tournaments.advance"
-#: Events after which a tournament's round has tables to start.
-_NEW_ROUND = frozenset({"RoundPaired"})
+#: Events after which a tournament's round has tables to start (or, after an abort,
+#: games to abort that the abort's own request did not reach).
+_NEW_ROUND = frozenset({"RoundPaired", "TournamentAborted"})
 
 
 class TournamentNudge:

@@ -34,7 +34,8 @@ def build(tstore: TournamentStore, store: EventStore, tournament_id: str) -> dic
         if game is None:  # pragma: no cover - the link is written with the game
             raise game_not_found()
         games.append(game_bundle.build(game, store.read(gid)))
-    closing = next((e for e in events if e["type"] == "TournamentFinished"), None)
+    closing = next((e for e in events if e["type"] in ("TournamentFinished", "TournamentAborted")), None)
+    aborted = closing is not None and closing["type"] == "TournamentAborted"
     return {
         "format": TOURNAMENT_FORMAT,
         "format_version": TOURNAMENT_FORMAT_VERSION,
@@ -47,7 +48,9 @@ def build(tstore: TournamentStore, store: EventStore, tournament_id: str) -> dic
             "seed_commitment": record.seed_commitment,
             "created_at": record.created_at,
         },
-        "status": "finished" if closing is not None else "running",
+        "status": "aborted" if aborted else "finished" if closing is not None else "running",
+        # TRN-070: who aborted it, why, and the round its standings froze after.
+        "aborted": {k: closing["data"][k] for k in ("by", "reason", "round")} if aborted else None,
         "version": events[-1]["seq"] if events else 0,
         "head_hash": events[-1]["hash"] if events else None,
         "seed": closing["data"]["seed"] if closing is not None else None,

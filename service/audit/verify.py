@@ -255,10 +255,10 @@ def verify_bundle(bundle: dict[str, Any], redecide: Redecider | None = None) -> 
 # stream, every table's game bundle and a manifest of their hashes.  Its stream
 # is chained and digested exactly like a game's (the tournament id where a
 # game's id goes, salted with the tournament's seed); its opening event
-# commits to the seed and TournamentFinished reveals it.
+# commits to the seed and TournamentFinished (or TournamentAborted) reveals it.
 TOURNAMENT_FORMAT = "quarterdeck-tournament-bundle"
 TOURNAMENT_FORMAT_VERSION = 1
-T_OPENING, T_CLOSING = "TournamentCreated", "TournamentFinished"
+T_OPENING, T_CLOSING, T_ABORTED = "TournamentCreated", "TournamentFinished", "TournamentAborted"
 #: The keys of a game's result a tournament records (docs/TOURNAMENTS.md "The stream").
 RESULT_KEYS = ("reason", "forfeited", "ranking", "ranks", "scores")
 
@@ -284,7 +284,7 @@ def _tournament_seed(events: list[dict[str, Any]]) -> tuple[dict[str, Any], byte
     committed = opening["data"].get("seed_commitment") if opening and isinstance(opening.get("data"), dict) else None
     if not isinstance(committed, str):
         return _result(False, "the stream does not open with a seed commitment"), None
-    closing = next((e for e in events if e.get("type") == T_CLOSING), None)
+    closing = next((e for e in events if e.get("type") in (T_CLOSING, T_ABORTED)), None)
     if closing is None:
         return _result(True, "not revealed yet (the tournament is running)", revealed=False), None
     try:
@@ -340,6 +340,45 @@ def check_tables(events: list[dict[str, Any]], games: dict[str, dict[str, Any]])
     return _result(True, f"{checked} table records match their games", tables=checked)
 
 
+def check_record(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The withdrawals, late entrants and abort the stream records (docs/TOURNAMENTS.md
+    TRN-050, TRN-060, TRN-070), and what needs no seed to check of them: a withdrawn
+    player is paired no more after the round it left in, a late entrant not before
+    the round it joined for, and nothing follows an abort.  (The pairings themselves
+    are re-made by the lent re-pairer.)"""
+    withdrawn: dict[str, int] = {}
+    late: dict[str, int] = {}
+    aborted: dict[str, Any] | None = None
+    problems: list[str] = []
+    for i, e in enumerate(events):
+        data = e.get("data") if isinstance(e.get("data"), dict) else {}
+        kind = e.get("type")
+        if aborted is not None:
+            problems.append(f"event {i} ({kind}) follows the abort")
+        if kind == "PlayerWithdrawn":
+            withdrawn[str(data.get("player"))] = data.get("round") if isinstance(data.get("round"), int) else 0
+        elif kind == "LatePlayerRegistered":
+            late[str(data.get("player"))] = data.get("round") if isinstance(data.get("round"), int) else 0
+        elif kind == T_ABORTED:
+            aborted = {k: data.get(k) for k in ("by", "reason", "round")}
+        elif kind == "RoundPaired":
+            n = data.get("round") if isinstance(data.get("round"), int) else 0
+            seated = [p for t in data.get("tables") or [] if isinstance(t, dict) for p in t.get("players") or []]
+            for p in [*seated, *(data.get("byes") or [])]:
+                if p in withdrawn and withdrawn[p] < n:
+                    problems.append(f"round {n} pairs {p}, who withdrew after round {withdrawn[p]}")
+                if p in late and late[p] > n:
+                    problems.append(f"round {n} pairs {p}, who joined for round {late[p]}")
+    details = {"withdrawals": withdrawn, "late": late, "aborted": aborted}
+    if problems:
+        return _result(False, f"{len(problems)} problem(s): {problems[0]}", problems=problems[:20], **details)
+    said = [f"{len(withdrawn)} withdrawal(s)", f"{len(late)} late entrant(s)"]
+    if aborted is not None:
+        who = aborted["by"] if aborted["by"] is not None else "the operator"
+        said.append(f"aborted by {who} after round {aborted['round']}: {aborted['reason']}")
+    return _result(True, "; ".join(said), **details)
+
+
 def verify_tournament_bundle(
     bundle: dict[str, Any], redecide: Redecider | None = None, repair: Repairer | None = None
 ) -> dict[str, Any]:
@@ -376,6 +415,7 @@ def verify_tournament_bundle(
         else _result(True, f"{len(reports)} games verified (chain, seed{', re-decide' if redecide else ''})")
     )
     checks["tables"] = check_tables(events, games)
+    checks["record"] = check_record(events)
     if repair is None:
         checks["pairings"] = _skipped("skipped: run 'python -m service verify' inside Quarterdeck to re-pair")
     elif seed is None:
@@ -393,7 +433,7 @@ def render_tournament(bundle: dict[str, Any], report: dict[str, Any]) -> str:
         f"        {len(bundle.get('events') or [])} events; {len(bundle.get('games') or [])} games;"
         f" status {bundle.get('status')}",
     ]
-    for name in ("manifest", "hash_chain", "seed", "pairings", "tables", "games"):
+    for name in ("manifest", "hash_chain", "seed", "pairings", "tables", "record", "games"):
         c = report["checks"].get(name)
         if c is not None:
             mark = "SKIP" if c.get("skipped") else ("ok  " if c["ok"] else "FAIL")

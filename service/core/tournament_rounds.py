@@ -12,6 +12,11 @@ waiting for, and again, until nothing is left to do:
   ``decide`` pair the next round (whose tables the next pass starts) or finish
   the tournament.
 
+An aborted tournament (TRN-070) pairs no more: ``abort_games`` aborts, through
+the game service, every game of its last round that has not ended, the games
+``AbortTournament``'s caller did not reach included (one a worker created while
+the abort was being recorded).
+
 It is idempotent and safe to run twice at once.  A table's game id is derived
 from ``(tournament, round, table)`` (:func:`table_game_id`), and the game is
 created in one transaction with its row in ``tournament_games``: of two
@@ -32,12 +37,12 @@ import psycopg
 
 from service.core import pipeline
 from service.core.commands import GameService
-from service.core.errors import Conflicting
+from service.core.errors import Conflicting, DomainError
 from service.core.eventstore import StoreUnavailable
 from service.core.tournament_store import TournamentStore
 from service.core.tournaments import TournamentService
 from service.tournaments.commands import FinishTable, StartTable
-from service.tournaments.evolve import RUNNING, State
+from service.tournaments.evolve import ABORTED, RUNNING, State
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +54,14 @@ MAX_PASSES = 8
 def table_game_id(tournament_id: str, round_: int, table: int) -> str:
     """The game id of a table: the same for every worker, so a game is created once."""
     return str(uuid.uuid5(uuid.UUID(tournament_id), f"round {round_} table {table}"))
+
+
+def _rated(state: State, players: list[str]) -> bool:
+    """TRN-080: a game against the bye bot is rated only when the organiser asked."""
+    bot = state.get("bye_bot")
+    if bot is not None and bot["handle"] in players:
+        return bool(state["rated"] and bot["rated"])
+    return bool(state["rated"])
 
 
 class RoundRunner:
@@ -66,6 +79,9 @@ class RoundRunner:
         recorded = 0
         for _ in range(MAX_PASSES):
             state = self.tournaments.load(tournament_id).state
+            if state["status"] == ABORTED:
+                self.abort_games(tournament_id, state)
+                break
             if state["status"] != RUNNING or not state["history"]:
                 break
             done = self._pass(tournament_id, state)
@@ -90,13 +106,38 @@ class RoundRunner:
             done += self._record(tid, FinishTable(n, table["table"], game_id, result))
         return done
 
+    def abort_games(self, tid: str, state: State) -> list[str]:
+        """TRN-070: abort every game of an aborted tournament's last round that has
+        not ended (``GameAborted`` by the tournament's aborter, with its reason);
+        returns the ids aborted.  A table's game id is derived, so a game created
+        but not yet recorded by ``TableStarted`` is found too."""
+        aborted = state.get("aborted")
+        if aborted is None or not state["history"]:
+            return []
+        rnd = state["history"][-1]
+        ids = [table_game_id(tid, rnd["round"], t["table"]) for t in rnd["tables"] if t["result"] is None]
+        ended = self.store.finished_games(ids)
+        done = []
+        by = "operator" if aborted["by"] is None else f"organiser:{aborted['by']}"  # as POST /v1/games/{id}/abort
+        for game_id in ids:
+            if game_id in ended:
+                continue
+            try:
+                self.games.abort(game_id, f"tournament aborted: {aborted['reason']}", by)
+            except DomainError as exc:  # not created (never will be now), or ended meanwhile
+                log.info("tournament %s: game %s not aborted (%s)", tid, game_id, exc.code)
+                continue
+            done.append(game_id)
+        return done
+
     def _record(self, tid: str, command: StartTable | FinishTable) -> int:
         try:
             self.tournaments.execute(tid, command)
         except Conflicting as exc:
-            # Another worker recorded it first (or the round moved on): nothing to do.
+            # Another worker recorded it first (or the round moved on, or it was aborted:
+            # the next pass aborts the game just created): nothing to do.
             log.info("tournament %s: %s not recorded (%s)", tid, type(command).__name__, exc.code)
-            return 0
+            return 1 if exc.code == "tournament_not_running" else 0
         return 1
 
     def _create_game(self, tid: str, state: State, round_: int, table: dict[str, Any], game_id: str) -> None:
@@ -111,7 +152,7 @@ class RoundRunner:
                     conn=conn,
                     game_id=game_id,
                     accounts=[True] * len(players),
-                    rated=state["rated"],
+                    rated=_rated(state, players),
                     created_by=state["organiser"],
                     tournament={"id": tid, "round": round_, "table": table["table"]},
                 )

@@ -128,13 +128,14 @@ class TournamentStore(Pooled):
         return [r[0] for r in rows]
 
     def unfinished(self, limit: int = 500) -> list[str]:
-        """Tournaments started and not finished: what the sweep advances."""
+        """Tournaments started and neither finished nor aborted: what the sweep
+        advances (an abort aborts its games itself, and the job it enqueues again)."""
         rows = self._fetch(
             "SELECT t.tournament_id::text FROM tournaments t"
             " WHERE EXISTS (SELECT 1 FROM tournament_events s WHERE s.tournament_id = t.tournament_id"
             "   AND s.seq > 1 AND s.type = 'TournamentStarted')"
             " AND NOT EXISTS (SELECT 1 FROM tournament_events f WHERE f.tournament_id = t.tournament_id"
-            "   AND f.type = 'TournamentFinished')"
+            "   AND f.type IN ('TournamentFinished', 'TournamentAborted'))"
             " ORDER BY t.created_at LIMIT %s",
             (limit,),
         )

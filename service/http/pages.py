@@ -74,8 +74,8 @@ CSP = (
 # -- the sections of the home page ---------------------------------------------
 #: Tournaments on the home page: up to this many running, and this many of the newest.
 HOME_TOURNAMENTS = 10
-#: Order of a tournament's status in lists: running first, then registering, then finished.
-_STATUS_ORDER = {"running": 0, "registering": 1, "finished": 2}
+#: Order of a tournament's status in lists: running first, then registering, then finished or aborted.
+_STATUS_ORDER = {"running": 0, "registering": 1, "finished": 2, "aborted": 2}
 
 #: (title, template) of the home page's sections, in order, each rendered with
 #: what its loader returns.

@@ -25,22 +25,33 @@ from schemas.tournaments import (
     RoundOut,
     StandingsArgs,
     StandingsOut,
+    TournamentAbortIn,
     TournamentAuditOut,
     TournamentIn,
     TournamentOut,
+    WithdrawIn,
 )
 from service.audit import tournament_bundle
 from service.audit.tournament_audit import audit_tournament
 from service.core import identity
+from service.core.tournament_rounds import RoundRunner
 from service.core.tournaments import Loaded, not_found
+from service.games import registry
 from service.http import limits
 from service.http.common import principal, require_account, require_admin, services
 from service.http.errors import ApiError, unavailable
-from service.tournaments.commands import CreateTournament, RegisterPlayers, StartTournament
+from service.tournaments.commands import (
+    AbortTournament,
+    CreateTournament,
+    RegisterPlayers,
+    StartTournament,
+    WithdrawPlayer,
+)
 
 #: How often a read waiting for a missing read model looks again (seconds).
 _POLL = 0.05
 _NOT_YOURS = "Only the organiser of this tournament (or the operator) may do this."
+_ONLY_ITSELF = "A player may withdraw only itself."
 
 blp = Blueprint("tournaments", __name__, url_prefix="/v1/tournaments", description="Tournaments for organisers")
 
@@ -108,6 +119,7 @@ def create_tournament(body: dict[str, Any]) -> dict[str, Any]:
     """Create a tournament (an organiser's key, or the operator): its seed is
     committed now and revealed when it finishes."""
     by = _organiser_or_operator()
+    svc = services()
     sizes = body["table_sizes"]
     command = CreateTournament(
         name=body["name"],
@@ -120,8 +132,19 @@ def create_tournament(body: dict[str, Any]) -> dict[str, Any]:
         clock=body["clock"],
         rated=body["rated"],
         points=body["points"],
+        late_until_round=body["late_until_round"],
+        bye_bot=body["bye_bot"],
     )
-    return _answer(services().tournaments.create(command))
+    # TRN-080: the bye bot must exist (``make bots``); an unknown game is decide's to refuse.
+    bot = body["bye_bot"]
+    if bot is not None and body["game"] in registry.registered() and not svc.house_bots.of(body["game"], bot["level"]):
+        raise ApiError(
+            422,
+            "invalid_tournament",
+            f"'bye_bot': no house bot of level {bot['level']} plays {body['game']} here (GET /v1/bots).",
+            {"field": "bye_bot"},
+        )
+    return _answer(svc.tournaments.create(command))
 
 
 @blp.route("/<uuid:tournament_id>/players", methods=["POST"])
@@ -134,8 +157,9 @@ def create_tournament(body: dict[str, Any]) -> dict[str, Any]:
 @blp.alt_response(409, schema=ErrorOut, description="already_registered, registration_closed")
 @blp.alt_response(422, schema=ErrorOut, description="invalid_handle, tournament_full")
 def register_players(body: dict[str, Any], tournament_id: Any) -> dict[str, Any]:
-    """Register players while it is registering: the organiser (or the operator)
-    with ``{"handles": [...]}`` (player accounts), a player's key with ``{}``."""
+    """Register players while it is registering, or late into a running Swiss until
+    round ``late_until_round`` is paired: the organiser (or the operator) with
+    ``{"handles": [...]}`` (player accounts), a player's key with ``{}``."""
     svc = services()
     tid = str(tournament_id)
     handles = body.get("handles")
@@ -178,6 +202,73 @@ def start_tournament(tournament_id: Any) -> dict[str, Any]:
     if not _organises(tid):
         raise ApiError(403, "not_your_tournament", _NOT_YOURS)
     loaded, _ = services().tournaments.execute(tid, StartTournament(by=caller.handle), by=caller.handle)
+    return _answer(loaded)
+
+
+@blp.route("/<uuid:tournament_id>/withdraw", methods=["POST"])
+@openapi.auth("required")
+@blp.arguments(WithdrawIn(), example={"player": "ann", "reason": "No-show at round 1."})
+@blp.response(200, TournamentOut)
+@blp.alt_response(401, schema=ErrorOut, description="key_required")
+@blp.alt_response(403, schema=ErrorOut, description="not_your_tournament, player_key_required")
+@blp.alt_response(404, schema=ErrorOut, description="tournament_not_found, not_registered")
+@blp.alt_response(409, schema=ErrorOut, description="already_withdrawn, tournament_not_running")
+@blp.alt_response(422, schema=ErrorOut, description="invalid_reason, field_too_small")
+def withdraw(body: dict[str, Any], tournament_id: Any) -> dict[str, Any]:
+    """Withdraw a player from the next round's pairing on (its games already paired
+    go on, and its results stay in the standings, marked withdrawn): a player's key
+    with ``{}`` withdraws itself; the organiser (or the operator) withdraws anyone
+    with ``{"player": ..., "reason": ...}``."""
+    svc = services()
+    tid = str(tournament_id)
+    player = body.get("player")
+    caller = principal()
+    if player is not None and caller.account is not None and not caller.is_organiser:
+        if identity.handle_key(player) != identity.handle_key(caller.account.handle):
+            raise ApiError(403, "not_your_tournament", _ONLY_ITSELF)
+        player = None  # a player naming itself: as with {}
+    if player is None:
+        caller = require_account()
+        if caller.is_organiser or caller.account is None:
+            raise ApiError(
+                403, "player_key_required", "Only a player's key withdraws itself; organisers send 'player'."
+            )
+        command = WithdrawPlayer(caller.account.handle, by=caller.account.handle, reason=body.get("reason"))
+    else:
+        if caller.kind == identity.NOBODY:
+            raise ApiError(401, "key_required", "Send the organiser's key as 'Authorization: Bearer <key>'.")
+        if not _organises(tid):
+            raise ApiError(403, "not_your_tournament", _NOT_YOURS)
+        command = WithdrawPlayer(player, by=caller.handle, reason=body.get("reason"))
+    loaded, _ = svc.tournaments.execute(tid, command, by=command.by)
+    return _answer(loaded)
+
+
+@blp.route("/<uuid:tournament_id>/abort", methods=["POST"])
+@openapi.auth("required")
+@blp.arguments(TournamentAbortIn(), example={"reason": "The club night was cancelled."})
+@blp.response(200, TournamentOut)
+@blp.alt_response(401, schema=ErrorOut, description="token_required")
+@blp.alt_response(403, schema=ErrorOut, description="not_your_tournament")
+@blp.alt_response(404, schema=ErrorOut, description="tournament_not_found")
+@blp.alt_response(409, schema=ErrorOut, description="tournament_not_running")
+@blp.alt_response(422, schema=ErrorOut, description="invalid_reason")
+def abort_tournament(body: dict[str, Any], tournament_id: Any) -> dict[str, Any]:
+    """Abort the tournament for good (the organiser who created it, or the operator):
+    no further round is paired, the standings freeze after the last complete round,
+    the seed is revealed, and the running games of the round are aborted."""
+    svc = services()
+    tid = str(tournament_id)
+    caller = principal()
+    if caller.kind == identity.NOBODY:
+        raise ApiError(401, "token_required", "Send the organiser's key as 'Authorization: Bearer <key>'.")
+    if not _organises(tid):
+        raise ApiError(403, "not_your_tournament", _NOT_YOURS)
+    command = AbortTournament(body["reason"], by=caller.handle)
+    loaded, _ = svc.tournaments.execute(tid, command, by=caller.handle)
+    # At most one round's tables (128): each an append.  The worker's advance, which
+    # the abort's commit enqueues, aborts any this request does not reach.
+    RoundRunner(svc.tournaments, svc.games).abort_games(tid, loaded.state)
     return _answer(loaded)
 
 
@@ -238,6 +329,18 @@ def audit(tournament_id: Any) -> dict[str, Any]:
         )
 
 
+def _over(tid: str, summary: dict[str, Any]) -> bool:
+    """Finished, or aborted with every game of its last round ended: nothing in its
+    bundle is hidden any more."""
+    if summary["status"] == "finished":
+        return True
+    if summary["status"] != "aborted" or not summary["round"]:
+        return summary["status"] == "aborted"
+    rnd = view.read(services().redis, tid, f"round:{summary['round']}") or {"tables": []}
+    started = [t["game_id"] for t in rnd["tables"] if t["game_id"] is not None and t["status"] != "finished"]
+    return len(services().tournaments.store.finished_games(started)) == len(started)
+
+
 @blp.route("/<uuid:tournament_id>/export", methods=["GET"])
 @openapi.auth("optional")
 @blp.response(200, description="The tournament bundle; `service/audit/verify.py` checks it offline.")
@@ -246,11 +349,12 @@ def audit(tournament_id: Any) -> dict[str, Any]:
 @blp.alt_response(404, schema=ErrorOut, description="tournament_not_found")
 def export(tournament_id: Any) -> Response:
     """One JSON file: the tournament's stream, every table's game bundle, and
-    a manifest of their hashes.  Anyone once it has finished; its organiser
-    (or the operator) while it runs (its games' hidden information)."""
+    a manifest of their hashes.  Anyone once it has finished (or was aborted and
+    its games have ended); its organiser (or the operator) while it runs (its
+    games' hidden information)."""
     svc = services()
     tid = str(tournament_id)
-    if _read(tid, "tournament")["status"] != "finished":
+    if not _over(tid, _read(tid, "tournament")):
         caller = principal()
         if caller.kind == identity.NOBODY:
             raise ApiError(401, "token_required", "While it runs, a tournament's export needs its organiser's key.")

@@ -4,9 +4,10 @@ Pure: the HTTP and store layers read the stream (and each game's facts) and
 call :func:`audit`; the offline verifier can call it on an exported bundle.
 
 Each recorded event that a command causes (``TournamentCreated``,
-``PlayerRegistered``, ``TournamentStarted``, ``TableStarted``,
-``TableFinished``) is turned back into that command and decided again with
-``rules.decide``, the same function the command side used, on the state folded
+``PlayerRegistered``, ``LatePlayerRegistered``, ``TournamentStarted``,
+``PlayerWithdrawn``, ``TableStarted``, ``TableFinished``, ``TournamentAborted``)
+is turned back into that command and decided again with ``rules.decide``, the
+same function the command side used, on the state folded
 from the events before it; what ``decide`` gives must equal what was recorded,
 follow-ups included.  So the audit recomputes:
 
@@ -14,7 +15,8 @@ follow-ups included.  So the audit recomputes:
   (``TournamentFinished``): check ``seed``;
 * the lot and the number of rounds (``TournamentStarted``) and every round's
   pairing (``RoundPaired``): check ``pairings``;
-* the final standings (``TournamentFinished``), and the standings after every
+* the final standings (``TournamentFinished``, or ``TournamentAborted``'s, frozen
+  after the last complete round), and the standings after every
   round against the published ones when given: check ``standings``;
 * when the games' own facts are given (``games``: game id -> players in seat
   order and the game's result, from each game's audited stream), that every
@@ -36,20 +38,25 @@ from typing import Any
 from service.core.errors import DomainError
 from service.tournaments import standings
 from service.tournaments.commands import (
+    AbortTournament,
     Command,
     CreateTournament,
     FinishTable,
     RegisterPlayers,
     StartTable,
     StartTournament,
+    WithdrawPlayer,
 )
 from service.tournaments.events import (
     PAIRING_VERSION,
+    LatePlayerRegistered,
     MalformedEvent,
     PlayerRegistered,
+    PlayerWithdrawn,
     RoundPaired,
     TableFinished,
     TableStarted,
+    TournamentAborted,
     TournamentCreated,
     TournamentEvent,
     TournamentFinished,
@@ -78,9 +85,15 @@ def _command(event: TournamentEvent) -> Command | None:
             clock=event.clock,
             rated=event.rated,
             points=event.points,
+            late_until_round=event.late_until_round,
+            bye_bot=None if event.bye_bot is None else {k: event.bye_bot[k] for k in ("level", "rated")},
         )
-    if isinstance(event, PlayerRegistered):
+    if isinstance(event, PlayerRegistered | LatePlayerRegistered):
         return RegisterPlayers((event.player,))  # who asked was the HTTP layer's check
+    if isinstance(event, PlayerWithdrawn):
+        return WithdrawPlayer(event.player, event.by, event.reason)
+    if isinstance(event, TournamentAborted):
+        return AbortTournament(event.reason, event.by)
     if isinstance(event, TournamentStarted):
         return StartTournament(by=event.by)
     if isinstance(event, TableStarted):
@@ -175,13 +188,18 @@ def audit(
     return {
         "ok": all(c["ok"] is not False for c in checks.values()),
         "complete": all(c["ok"] is True for c in checks.values()),
+        "status": None if state is None else state["status"],
+        # TRN-070: an aborted tournament's audit says so, by whom and why.
+        "aborted": None if state is None else state.get("aborted"),
+        "withdrawals": [] if state is None else state.get("withdrawals", []),
+        "late": [] if state is None else state.get("late", []),
         "checks": checks,
     }
 
 
 def _check_seed(events: list[TournamentEvent], seed: bytes | None, check: _Check) -> bytes | None:
     created = events[0] if events and isinstance(events[0], TournamentCreated) else None
-    revealed = next((e.seed for e in events if isinstance(e, TournamentFinished)), None)
+    revealed = next((e.seed for e in events if isinstance(e, TournamentFinished | TournamentAborted)), None)
     if revealed is not None:
         if seed is not None and seed.hex() != revealed:
             check.fail({})
@@ -255,7 +273,7 @@ def _mismatch(
     problem = {"index": index, "type": want.TYPE, "expected": want.to_data(), "recorded": recorded}
     if isinstance(want, RoundPaired | TournamentStarted):
         pairings.fail({"round": getattr(want, "round", 0), **problem})
-    elif isinstance(want, TournamentFinished):
+    elif isinstance(want, TournamentFinished | TournamentAborted):
         table.fail({"round": "final", **problem})
     else:
         stream.fail(problem)

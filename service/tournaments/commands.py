@@ -31,6 +31,9 @@ class CreateTournament:
     clock: dict[str, Any] | None = None
     rated: bool = True
     points: dict[str, list[int]] | None = None
+    late_until_round: int | None = None
+    #: TRN-080: ``{"level": n, "rated": bool}``: byes played against that house bot.
+    bye_bot: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,4 +72,25 @@ class FinishTable:
     result: dict[str, Any]
 
 
-Command = CreateTournament | RegisterPlayers | StartTournament | StartTable | FinishTable
+@dataclass(frozen=True, slots=True)
+class WithdrawPlayer:
+    """``player`` leaves from the next round's pairing (TRN-060).  A player withdraws
+    itself (``by == player``); the organiser or the operator withdraws anyone, with a
+    ``reason``."""
+
+    player: str
+    by: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AbortTournament:
+    """Stop the tournament for good (TRN-070): the organiser or the operator, with a reason."""
+
+    reason: str
+    by: str | None = None
+
+
+Command = (
+    CreateTournament | RegisterPlayers | StartTournament | StartTable | FinishTable | WithdrawPlayer | AbortTournament
+)

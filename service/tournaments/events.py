@@ -136,6 +136,17 @@ def read_points(value: Any, sizes: tuple[int, ...]) -> dict[str, list[int]]:
     return out
 
 
+def read_bye_bot(value: Any) -> dict[str, Any]:
+    """TRN-080: the house bot that plays an odd field's byes: its handle, level and
+    whether its games are rated."""
+    d = _need(value, ("handle", "level", "rated"))
+    return {
+        "handle": _str(d["handle"], "bye_bot.handle", MAX_HANDLE),
+        "level": _int(d["level"], "bye_bot.level", 1, 9),
+        "rated": _bool(d["rated"], "bye_bot.rated"),
+    }
+
+
 # -- a game's result at a table ---------------------------------------------------------------------
 
 
@@ -204,9 +215,18 @@ class TournamentCreated:
     points: dict[str, list[int]]
     seed_commitment: str
     pairing: str = PAIRING_VERSION
+    #: The last round a late entrant may join before (TRN-050); ``None``: no late
+    #: registration.  Left out of the data when ``None``, so streams made before it
+    #: existed read and re-decide unchanged.
+    late_until_round: int | None = None
+    #: TRN-080: ``{"handle", "level", "rated"}``: an odd field's bye is played against
+    #: this house bot instead; ``None`` (left out of the data): byes are byes.
+    bye_bot: dict[str, Any] | None = None
 
     def to_data(self) -> dict[str, Any]:
         return {
+            **({} if self.late_until_round is None else {"late_until_round": self.late_until_round}),
+            **({} if self.bye_bot is None else {"bye_bot": _copy(self.bye_bot)}),
             "name": self.name,
             "game": self.game,
             "organiser": self.organiser,
@@ -223,7 +243,11 @@ class TournamentCreated:
 
     @classmethod
     def from_data(cls, data: Any) -> TournamentCreated:
-        d = _need(data, tuple(f.name for f in fields(cls)))
+        optional = ("late_until_round", "bye_bot")
+        d = _need(data, tuple(f.name for f in fields(cls) if f.name not in optional), optional)
+        late = d.get("late_until_round")
+        if late is not None:
+            _int(late, "late_until_round", 1, MAX_ROUNDS)
         if d["format"] not in FORMATS:
             raise MalformedEvent(f"'format' must be one of {', '.join(FORMATS)}")
         if not isinstance(d["table_sizes"], list) or not d["table_sizes"]:
@@ -253,6 +277,8 @@ class TournamentCreated:
             points=read_points(d["points"], sizes),
             seed_commitment=_hex64(d["seed_commitment"], "seed_commitment"),
             pairing=_str(d["pairing"], "pairing", 64),
+            late_until_round=late,
+            bye_bot=None if d.get("bye_bot") is None else read_bye_bot(d["bye_bot"]),
         )
 
 
@@ -403,13 +429,105 @@ class TournamentFinished:
     @classmethod
     def from_data(cls, data: Any) -> TournamentFinished:
         d = _need(data, ("standings", "seed"))
-        if not isinstance(d["standings"], list):
-            raise MalformedEvent("'standings' must be a list")
-        places = []
-        for p in d["standings"]:
-            p = _need(p, ("rank", "player"))
-            places.append(FinalPlace(_int(p["rank"], "rank", 1, 10**6), _str(p["player"], "player", MAX_HANDLE)))
-        return cls(tuple(places), _hex64(d["seed"], "seed"))
+        return cls(_places(d["standings"]), _hex64(d["seed"], "seed"))
+
+
+def _places(value: Any) -> tuple[FinalPlace, ...]:
+    if not isinstance(value, list):
+        raise MalformedEvent("'standings' must be a list")
+    places = []
+    for p in value:
+        p = _need(p, ("rank", "player"))
+        places.append(FinalPlace(_int(p["rank"], "rank", 1, 10**6), _str(p["player"], "player", MAX_HANDLE)))
+    return tuple(places)
+
+
+MAX_REASON = 200
+
+
+def _optional_str(value: Any, name: str, longest: int) -> str | None:
+    return None if value is None else _str(value, name, longest)
+
+
+@dataclass(frozen=True, slots=True)
+class LatePlayerRegistered:
+    """A player joined a running Swiss after its start (TRN-050): paired from
+    ``round`` on (the round after the last one paired), with no points for the
+    rounds before it."""
+
+    TYPE: ClassVar[str] = "LatePlayerRegistered"
+    player: str
+    round: int
+
+    def to_data(self) -> dict[str, Any]:
+        return {"player": self.player, "round": self.round}
+
+    @classmethod
+    def from_data(cls, data: Any) -> LatePlayerRegistered:
+        d = _need(data, ("player", "round"))
+        return cls(_str(d["player"], "player", MAX_HANDLE), _int(d["round"], "round", 2, MAX_ROUNDS))
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerWithdrawn:
+    """A player left (TRN-060): ``by`` the player itself, its organiser or the operator
+    (``None``), with a ``reason`` (``None`` when the player left of itself).  ``round``
+    is the number of rounds paired when it was recorded: the player is paired no more
+    from round ``round + 1``; its games already paired are not touched."""
+
+    TYPE: ClassVar[str] = "PlayerWithdrawn"
+    player: str
+    by: str | None
+    reason: str | None
+    round: int
+
+    def to_data(self) -> dict[str, Any]:
+        return {"player": self.player, "by": self.by, "reason": self.reason, "round": self.round}
+
+    @classmethod
+    def from_data(cls, data: Any) -> PlayerWithdrawn:
+        d = _need(data, ("player", "by", "reason", "round"))
+        return cls(
+            _str(d["player"], "player", MAX_HANDLE),
+            _optional_str(d["by"], "by", MAX_HANDLE),
+            _optional_str(d["reason"], "reason", MAX_REASON),
+            _int(d["round"], "round", 0, MAX_ROUNDS),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentAborted:
+    """The closing event of an abandoned tournament (TRN-070): who aborted it
+    (``None``: the operator) and why, the standings frozen after ``round`` (the last
+    round whose every table finished; ranks only, as ``TournamentFinished``) and the
+    revealed seed."""
+
+    TYPE: ClassVar[str] = "TournamentAborted"
+    by: str | None
+    reason: str
+    round: int
+    standings: tuple[FinalPlace, ...]
+    seed: str
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "by": self.by,
+            "reason": self.reason,
+            "round": self.round,
+            "standings": [p.to_data() for p in self.standings],
+            "seed": self.seed,
+        }
+
+    @classmethod
+    def from_data(cls, data: Any) -> TournamentAborted:
+        d = _need(data, ("by", "reason", "round", "standings", "seed"))
+        return cls(
+            _optional_str(d["by"], "by", MAX_HANDLE),
+            _str(d["reason"], "reason", MAX_REASON),
+            _int(d["round"], "round", 0, MAX_ROUNDS),
+            _places(d["standings"]),
+            _hex64(d["seed"], "seed"),
+        )
 
 
 TournamentEvent = (
@@ -420,6 +538,9 @@ TournamentEvent = (
     | TableStarted
     | TableFinished
     | TournamentFinished
+    | LatePlayerRegistered
+    | PlayerWithdrawn
+    | TournamentAborted
 )
 
 #: Stream type -> event class.
@@ -433,6 +554,9 @@ EVENTS: dict[str, type] = {
         TableStarted,
         TableFinished,
         TournamentFinished,
+        LatePlayerRegistered,
+        PlayerWithdrawn,
+        TournamentAborted,
     )
 }
 

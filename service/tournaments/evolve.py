@@ -17,8 +17,15 @@ The state::
      "history": [{"round": 1, "byes": [...],
                   "tables": [{"table": 1, "players": [...seat order], "game_id": None | str,
                               "result": None | {...}}]}],
-     "standings": None | [{"rank", "player"}],      # TournamentFinished
-     "seed": None | hex}                            # revealed at the end
+     "standings": None | [{"rank", "player"}],      # TournamentFinished, TournamentAborted
+     "seed": None | hex,                            # revealed at the end
+     "late": [{"player", "round"}],                 # LatePlayerRegistered
+     "withdrawals": [{"player", "by", "reason", "round"}],   # PlayerWithdrawn
+     "aborted": None | {"by", "reason", "round"}}   # TournamentAborted
+
+``late_until_round`` is in the state only when the terms set it.  A state folded
+before late entries, withdrawals and aborts existed lacks their keys: read them
+with :func:`withdrawn`, :func:`late_until` and ``state.get("aborted")``.
 """
 
 from __future__ import annotations
@@ -26,15 +33,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from service.core.identity import handle_key
+from service.core.identity import handle_key, reserved_handle
 from service.games.base import clone_state
 from service.tournaments.events import (
     MAX_PLAYERS,
+    LatePlayerRegistered,
     MalformedEvent,
     PlayerRegistered,
+    PlayerWithdrawn,
     RoundPaired,
     TableFinished,
     TableStarted,
+    TournamentAborted,
     TournamentCreated,
     TournamentEvent,
     TournamentFinished,
@@ -43,7 +53,7 @@ from service.tournaments.events import (
 )
 
 State = dict[str, Any]
-REGISTERING, RUNNING, FINISHED = "registering", "running", "finished"
+REGISTERING, RUNNING, FINISHED, ABORTED = "registering", "running", "finished", "aborted"
 
 
 class StreamError(ValueError):
@@ -64,6 +74,9 @@ def evolve(state: State | None, event: TournamentEvent) -> State:
             "history": [],
             "standings": None,
             "seed": None,
+            "late": [],
+            "withdrawals": [],
+            "aborted": None,
         }
     if state is None:
         raise StreamError(f"{event.TYPE} before TournamentCreated")
@@ -88,13 +101,85 @@ def _need_status(state: State, status: str, what: str) -> None:
         raise StreamError(f"{what} while the tournament is {state['status']}")
 
 
+def withdrawn(state: State, through: int | None = None) -> set[str]:
+    """The players who withdrew (TRN-060); with ``through``, only those who did
+    before round ``through + 1`` was paired."""
+    return {w["player"] for w in state.get("withdrawals", ()) if through is None or w["round"] <= through}
+
+
+def active(state: State) -> list[str]:
+    """The players the next round pairs, in registration order."""
+    gone = withdrawn(state)
+    return [p for p in state["players"] if p not in gone]
+
+
+def bye_bot(state: State) -> str | None:
+    """TRN-080: the handle of the house bot that plays the byes, if the terms name one."""
+    bot = state.get("bye_bot")
+    return None if bot is None else bot["handle"]
+
+
+def is_bot(state: State, handle: str) -> bool:
+    """A house bot: the bye bot, or a registered player of the house bots' handle form."""
+    return handle == bye_bot(state) or reserved_handle(handle)
+
+
+def late_until(state: State) -> int | None:
+    """TRN-050: the last round a late entrant may be paired in first (``None``: none)."""
+    return state.get("late_until_round")
+
+
+def last_complete_round(state: State) -> int:
+    """The last round whose every table has finished (0: none)."""
+    history = state["history"]
+    if history and round_finished(history[-1]):
+        return len(history)
+    return max(0, len(history) - 1)
+
+
+def _late_registered(state: State, event: LatePlayerRegistered) -> None:
+    _need_status(state, RUNNING, "a late registration")
+    until = late_until(state)
+    if until is None or event.round != len(state["history"]) + 1 or event.round > until:
+        raise StreamError(f"{event.player} cannot join late for round {event.round}")
+    _check_new_player(state, event.player)
+    state["players"].append(event.player)
+    state["lot"].append(event.player)  # TRN-051: after everyone drawn, in order of joining
+    state.setdefault("late", []).append(event.to_data())
+
+
+def _withdrew(state: State, event: PlayerWithdrawn) -> None:
+    if state["status"] not in (REGISTERING, RUNNING):
+        raise StreamError(f"a withdrawal while the tournament is {state['status']}")
+    if event.player not in state["players"] or event.player in withdrawn(state):
+        raise StreamError(f"{event.player} cannot withdraw: not registered, or gone already")
+    if event.round != len(state["history"]):
+        raise StreamError(f"a withdrawal says round {event.round}, but {len(state['history'])} were paired")
+    state.setdefault("withdrawals", []).append(event.to_data())
+
+
+def _aborted(state: State, event: TournamentAborted) -> None:
+    if state["status"] not in (REGISTERING, RUNNING):
+        raise StreamError(f"an abort while the tournament is {state['status']}")
+    if event.round != last_complete_round(state):
+        raise StreamError(f"the standings of an abort are those after round {last_complete_round(state)}")
+    state["status"] = ABORTED
+    state["standings"] = [p.to_data() for p in event.standings]
+    state["seed"] = event.seed
+    state["aborted"] = {"by": event.by, "reason": event.reason, "round": event.round}
+
+
 def _registered(state: State, event: PlayerRegistered) -> None:
     _need_status(state, REGISTERING, "a registration")
-    if handle_key(event.player) in {handle_key(p) for p in state["players"]}:
-        raise StreamError(f"{event.player} is registered twice")
+    _check_new_player(state, event.player)
+    state["players"].append(event.player)
+
+
+def _check_new_player(state: State, player: str) -> None:
+    if handle_key(player) in {handle_key(p) for p in state["players"]}:
+        raise StreamError(f"{player} is registered twice")
     if len(state["players"]) >= MAX_PLAYERS:  # TRN-003: what a fold, a pairing or an audit may face
         raise StreamError(f"more than {MAX_PLAYERS} players")
-    state["players"].append(event.player)
 
 
 def _started(state: State, event: TournamentStarted) -> None:
@@ -125,9 +210,13 @@ def _paired(state: State, event: RoundPaired) -> None:
         raise StreamError(f"round {event.round} cannot be paired now")
     if last is not None and not round_finished(last):
         raise StreamError(f"round {event.round} paired before round {last['round']} finished")
-    seated = [p for t in event.tables for p in t.players] + list(event.byes)
-    if sorted(seated) != sorted(state["players"]):
-        raise StreamError(f"round {event.round} must seat or give a bye to every player exactly once")
+    bot = bye_bot(state)
+    seated = [p for t in event.tables for p in t.players if p != bot] + list(event.byes)
+    bot_seats = sum(p == bot for t in event.tables for p in t.players)
+    if bot_seats > 1 or (bot_seats and event.byes):
+        raise StreamError(f"round {event.round} seats the bye bot more than once, or with byes left")
+    if sorted(seated) != sorted(active(state)):
+        raise StreamError(f"round {event.round} must seat or give a bye to every player still in exactly once")
     if not event.tables or any(len(t.players) not in state["table_sizes"] for t in event.tables):
         raise StreamError(f"round {event.round} has a table of a size the tournament does not allow")
     state["history"].append(
@@ -186,4 +275,7 @@ _HANDLERS: dict[type, Any] = {
     TableStarted: _table_started,
     TableFinished: _table_finished,
     TournamentFinished: _finished,
+    LatePlayerRegistered: _late_registered,
+    PlayerWithdrawn: _withdrew,
+    TournamentAborted: _aborted,
 }

@@ -52,6 +52,7 @@ from service.games.base import clone_state
 from service.games.rng import Rng
 from service.tournaments import standings as standings_mod
 from service.tournaments.events import MAX_ROUNDS, MAX_TABLE_SIZE, SWISS, PairedTable, RoundPaired
+from service.tournaments.evolve import active, bye_bot, withdrawn
 
 State = dict[str, Any]
 
@@ -131,7 +132,7 @@ def round_robin_length(state: State, seed: bytes) -> int:
     sim = clone_state(state)
     sim["rounds"] = MAX_ROUNDS
     sim["history"] = []
-    players = sim["players"]
+    players = active(sim)
     unmet = {(a, b) for i, a in enumerate(players) for b in players[i + 1 :]}
     for r in range(1, MAX_ROUNDS + 1):
         paired = pair(sim, Rng(seed, round_domain(r)))
@@ -174,11 +175,15 @@ class _History:
 def _history(state: State) -> _History:
     players = state["players"]
     h = _History({}, {p: [0] * MAX_TABLE_SIZE for p in players}, dict.fromkeys(players, 0), dict.fromkeys(players, -1))
+    bot = bye_bot(state)
     for rnd in state["history"]:
         for p in rnd["byes"]:
             h.byes[p] += 1
         for table in rnd["tables"]:
-            seated = table["players"]
+            seated = [p for p in table["players"] if p != bot]  # the bot is no one's history
+            if len(seated) < len(table["players"]):
+                for p in seated:  # TRN-080: a game against the bye bot is a bye for TRN-022
+                    h.byes[p] += 1
             for i, p in enumerate(seated):
                 h.seats[p][i] += 1
                 h.last[p] = i
@@ -201,14 +206,15 @@ def pair(state: State, rng: Rng) -> RoundPaired:
     """TRN-020: the pairing of the next round (``len(history) + 1``)."""
     round_ = len(state["history"]) + 1
     swiss = state["format"] == SWISS
-    rows = standings_mod.standings(state) if swiss else []
-    order = [row.player for row in rows] if swiss else list(state["lot"])
+    gone = withdrawn(state)  # TRN-060: a withdrawn player is paired no more
+    rows = [row for row in standings_mod.standings(state) if row.player not in gone] if swiss else []
+    order = [row.player for row in rows] if swiss else [p for p in state["lot"] if p not in gone]
     plan = table_plan(len(order), state["table_sizes"], state["table_size"])
     if plan is None:
         raise ValueError("the field is too small for one table")
     hist = _history(state)
     if not swiss and set(plan.sizes) == {2}:
-        return _berger(state["lot"], round_, hist, rng)
+        return _with_bye_bot(state, _berger(state["lot"], round_, hist, rng, gone), hist, rng)
     byes = _choose_byes(order, plan.byes, hist)
     active = [p for p in order if p not in byes]
 
@@ -229,14 +235,28 @@ def pair(state: State, rng: Rng) -> RoundPaired:
     for number, group in enumerate(groups, 1):
         players = [active[i] for i in group]
         tables.append(PairedTable(number, tuple(_seat(players, hist, rng))))
-    return RoundPaired(round_, tuple(tables), tuple(byes))
+    return _with_bye_bot(state, RoundPaired(round_, tuple(tables), tuple(byes)), hist, rng)
 
 
-def _berger(lot: list[str], round_: int, hist: _History, rng: Rng) -> RoundPaired:
+def _with_bye_bot(state: State, paired: RoundPaired, hist: _History, rng: Rng) -> RoundPaired:
+    """TRN-080: with a bye bot, the players with a bye play it instead, at one more
+    table (the last), seated by TRN-026 with the bot in the last seat, when the
+    allowed sizes have a table of them and the bot; otherwise the byes stay byes."""
+    bot = bye_bot(state)
+    if bot is None or not paired.byes or len(paired.byes) + 1 not in state["table_sizes"]:
+        return paired
+    seats = (*_seat(list(paired.byes), hist, rng), bot)
+    return RoundPaired(paired.round, (*paired.tables, PairedTable(len(paired.tables) + 1, seats)), ())
+
+
+def _berger(
+    lot: list[str], round_: int, hist: _History, rng: Rng, gone: frozenset[str] | set[str] = frozenset()
+) -> RoundPaired:
     """TRN-027: a round robin at tables of two is the circle method (Berger tables) on
     the lot: the first player stays, the others turn one place a round; with an odd
     field a phantom makes the bye.  Every two players meet once in ``n - 1`` rounds
-    (``n`` when odd); later rounds start the cycle again."""
+    (``n`` when odd); later rounds start the cycle again.  The schedule stays the one
+    drawn at the start: a withdrawn player's opponent of the round has a bye (TRN-060)."""
     ring: list[str | None] = [*lot, None] if len(lot) % 2 else list(lot)
     turns = len(ring) - 1
     shift = (round_ - 1) % turns
@@ -246,6 +266,7 @@ def _berger(lot: list[str], round_: int, hist: _History, rng: Rng) -> RoundPaire
     pairs, byes = [], []
     for i in range(len(ring) // 2):
         a, b = arranged[i], arranged[len(ring) - 1 - i]
+        a, b = (None if a in gone else a), (None if b in gone else b)
         if a is None or b is None:
             byes.append(b if a is None else a)
         else:

@@ -22,32 +22,38 @@ from typing import Any
 
 from service.core import clocks
 from service.core.errors import Conflicting, Forbidden, NotFound, Refused
-from service.core.identity import HANDLE_RULE, handle_key, valid_handle
+from service.core.identity import HANDLE_RULE, bot_handle, handle_key, valid_handle
 from service.games import registry
 from service.games.rng import Rng, commitment
 from service.tournaments import pairing, standings
 from service.tournaments.commands import (
+    AbortTournament,
     Command,
     CreateTournament,
     FinishTable,
     RegisterPlayers,
     StartTable,
     StartTournament,
+    WithdrawPlayer,
 )
 from service.tournaments.events import (
     FORMATS,
     MAX_GAME_ID,
     MAX_NAME,
     MAX_PLAYERS,
+    MAX_REASON,
     MAX_ROUNDS,
     PAIRING_VERSION,
     ROUND_ROBIN,
     SWISS,
     FinalPlace,
+    LatePlayerRegistered,
     MalformedEvent,
     PlayerRegistered,
+    PlayerWithdrawn,
     TableFinished,
     TableStarted,
+    TournamentAborted,
     TournamentCreated,
     TournamentEvent,
     TournamentFinished,
@@ -56,7 +62,20 @@ from service.tournaments.events import (
     read_result,
     table_result,
 )
-from service.tournaments.evolve import REGISTERING, RUNNING, State, evolve, find_table, round_finished
+from service.tournaments.evolve import (
+    ABORTED,
+    REGISTERING,
+    RUNNING,
+    State,
+    active,
+    bye_bot,
+    evolve,
+    find_table,
+    last_complete_round,
+    late_until,
+    round_finished,
+    withdrawn,
+)
 
 #: TRN-003: ``MAX_PLAYERS`` (a Swiss round of 256 pairs in about a second, see
 #: docs/TOURNAMENTS.md) and ``MAX_ROUNDS`` are the stream's own bounds (``events``).
@@ -80,6 +99,10 @@ def decide(state: State | None, command: Command, *, seed: bytes) -> list[Tourna
         return [_start_table(state, command)]
     if isinstance(command, FinishTable):
         return _finish_table(state, command, seed)
+    if isinstance(command, WithdrawPlayer):
+        return [_withdraw(state, command)]
+    if isinstance(command, AbortTournament):
+        return [_abort(state, command, seed)]
     raise TypeError(f"not a tournament command: {command!r}")
 
 
@@ -126,6 +149,21 @@ def _create(cmd: CreateTournament, seed: bytes) -> TournamentCreated:
         points = standings.default_points(sizes) if cmd.points is None else read_points(cmd.points, sizes)
     except MalformedEvent as exc:
         raise _invalid(str(exc), "points") from None
+    late = cmd.late_until_round
+    if late is not None:  # TRN-050: a Swiss only (a round robin's schedule is fixed at the start)
+        if cmd.format != SWISS:
+            raise _invalid("Late registration ('late_until_round') is for a Swiss tournament.", "late_until_round")
+        if type(late) is not int or not 2 <= late <= (rounds or 0):
+            raise _invalid("'late_until_round' must be from 2 to 'rounds'.", "late_until_round")
+    bot = None
+    if cmd.bye_bot is not None:  # TRN-080
+        given = cmd.bye_bot if isinstance(cmd.bye_bot, dict) else {}
+        level, bot_rated = given.get("level"), given.get("rated", False)
+        if set(given) - {"level", "rated"} or type(level) is not int or not 1 <= level <= 9:
+            raise _invalid('\'bye_bot\' is {"level": 1 to 9, "rated": true or false}.', "bye_bot")
+        if type(bot_rated) is not bool:
+            raise _invalid("'bye_bot.rated' must be true or false.", "bye_bot")
+        bot = {"handle": bot_handle(cmd.game, level), "level": level, "rated": bot_rated}
     return TournamentCreated(
         name=cmd.name,
         game=cmd.game,
@@ -139,6 +177,8 @@ def _create(cmd: CreateTournament, seed: bytes) -> TournamentCreated:
         points=points,
         seed_commitment=commitment(seed),
         pairing=PAIRING_VERSION,
+        late_until_round=late,
+        bye_bot=bot,
     )
 
 
@@ -148,9 +188,16 @@ def _organiser_only(state: State, by: str | None) -> None:
         raise Forbidden("not_your_tournament", "Only the organiser of this tournament (or the operator) may do this.")
 
 
+def _late_open(state: State) -> bool:
+    """TRN-050: a running Swiss takes late entrants until round ``late_until_round`` is paired."""
+    until = late_until(state)
+    return state["status"] == RUNNING and until is not None and len(state["history"]) < until
+
+
 def _register(state: State, cmd: RegisterPlayers) -> list[TournamentEvent]:
-    if state["status"] != REGISTERING:
-        raise Conflicting("registration_closed", "Registration is closed: the tournament has started.")
+    late = _late_open(state)
+    if state["status"] != REGISTERING and not late:
+        raise Conflicting("registration_closed", f"Registration is closed: the tournament is {state['status']}.")
     handles = tuple(cmd.handles)
     if not handles or len(handles) > MAX_PLAYERS:
         raise Refused("invalid_handle", f"Register 1 to {MAX_PLAYERS} handles at a time.")
@@ -159,6 +206,9 @@ def _register(state: State, cmd: RegisterPlayers) -> list[TournamentEvent]:
     bad = [h for h in handles if not valid_handle(h)]
     if bad:
         raise Refused("invalid_handle", f"A handle is {HANDLE_RULE}.", {"handles": bad[:10]})
+    robot = bye_bot(state)
+    if robot is not None and handle_key(robot) in {handle_key(h) for h in handles}:
+        raise Refused("invalid_handle", f"{robot} plays the byes of this tournament; it cannot also be registered.")
     known = {handle_key(p) for p in state["players"]}
     seen: set[str] = set()
     twice = []
@@ -170,14 +220,18 @@ def _register(state: State, cmd: RegisterPlayers) -> list[TournamentEvent]:
         raise Conflicting("already_registered", "A player may register only once.", {"handles": twice[:10]})
     if len(state["players"]) + len(handles) > MAX_PLAYERS:
         raise Refused("tournament_full", f"A tournament takes at most {MAX_PLAYERS} players.")
+    if late:
+        return [LatePlayerRegistered(h, len(state["history"]) + 1) for h in handles]
     return [PlayerRegistered(h) for h in handles]
 
 
 def _start(state: State, cmd: StartTournament, seed: bytes) -> list[TournamentEvent]:
+    if state["status"] == ABORTED:
+        raise Conflicting("tournament_not_running", f"The tournament is {state['status']}.")
     if state["status"] != REGISTERING:
         raise Conflicting("already_started", "The tournament has already started.")
     _organiser_only(state, cmd.by)
-    players = state["players"]
+    players = active(state)  # TRN-060: a no-show withdrawn before the start is not seated
     if pairing.table_plan(len(players), state["table_sizes"], state["table_size"]) is None:
         raise Refused(
             "field_too_small",
@@ -190,7 +244,7 @@ def _start(state: State, cmd: StartTournament, seed: bytes) -> list[TournamentEv
             f"A round robin takes at most {pairing.MAX_ROUND_ROBIN_PLAYERS} players; play Swiss.",
             {"players": len(players), "most": pairing.MAX_ROUND_ROBIN_PLAYERS},
         )
-    lot = pairing.draw_lot(players, seed)
+    lot = pairing.draw_lot(state["players"], seed)
     rounds = state["rounds"]
     if rounds is None:  # TRN-027: a round robin as long as it takes
         rounds = pairing.round_robin_length({**state, "lot": lot}, seed)
@@ -238,3 +292,51 @@ def _finish_table(state: State, cmd: FinishTable, seed: bytes) -> list[Tournamen
             final = tuple(FinalPlace(r.rank, r.player) for r in standings.standings(after))
             out.append(TournamentFinished(final, seed.hex()))
     return out
+
+
+def _reason(reason: str | None, required: bool) -> str | None:
+    if reason is None and not required:
+        return None
+    if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON or not reason.isprintable():
+        raise Refused("invalid_reason", f"Give a 'reason' of 1 to {MAX_REASON} printable characters.")
+    return reason
+
+
+def _withdraw(state: State, cmd: WithdrawPlayer) -> PlayerWithdrawn:
+    """TRN-060: from the next round's pairing on; games already paired are not touched."""
+    if state["status"] not in (REGISTERING, RUNNING):
+        raise Conflicting("tournament_not_running", f"The tournament is {state['status']}.")
+    wanted = handle_key(cmd.player) if isinstance(cmd.player, str) else None
+    player = next((p for p in state["players"] if handle_key(p) == wanted), None)
+    self_ = cmd.by is not None and player is not None and handle_key(cmd.by) == wanted
+    if cmd.by is not None and cmd.by != state["organiser"] and not self_:
+        raise Forbidden("not_your_tournament", "A player may withdraw only itself.")
+    if player is None:
+        raise NotFound("not_registered", f"{cmd.player!r} is not registered in this tournament.")
+    if player in withdrawn(state):
+        raise Conflicting("already_withdrawn", f"{player} has withdrawn already.")
+    reason = _reason(cmd.reason, required=not self_)
+    left = len(active(state)) - 1
+    # TRN-062: a round still to pair must seat at least one table.
+    more = state["status"] == RUNNING and len(state["history"]) < state["rounds"]
+    if more and pairing.table_plan(left, state["table_sizes"], state["table_size"]) is None:
+        raise Refused(
+            "field_too_small",
+            f"Without {player}, {left} players cannot fill one table for the rounds to come.",
+            {"players": left, "smallest_table": state["table_sizes"][0]},
+        )
+    return PlayerWithdrawn(player, cmd.by, reason, len(state["history"]))
+
+
+def _abort(state: State, cmd: AbortTournament, seed: bytes) -> TournamentAborted:
+    """TRN-070: no further round; the standings frozen after the last complete round;
+    the seed revealed.  Its running games are aborted by the caller, through the game
+    service (``service.core.tournament_rounds``)."""
+    if state["status"] not in (REGISTERING, RUNNING):
+        raise Conflicting("tournament_not_running", f"The tournament is {state['status']}.")
+    _organiser_only(state, cmd.by)
+    reason = _reason(cmd.reason, required=True)
+    assert reason is not None
+    through = last_complete_round(state)
+    final = tuple(FinalPlace(r.rank, r.player) for r in standings.standings(state, through))
+    return TournamentAborted(cmd.by, reason, through, final, seed.hex())

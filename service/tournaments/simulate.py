@@ -9,10 +9,17 @@ the same results.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from service.tournaments.commands import CreateTournament, FinishTable, RegisterPlayers, StartTable, StartTournament
+from service.tournaments.commands import (
+    Command,
+    CreateTournament,
+    FinishTable,
+    RegisterPlayers,
+    StartTable,
+    StartTournament,
+)
 from service.tournaments.events import ABORTED, COMPLETED, FORFEIT, TournamentEvent
 from service.tournaments.evolve import RUNNING, State, evolve
 from service.tournaments.rules import decide
@@ -40,11 +47,15 @@ def run(
     result_of: ResultOf,
     *,
     after_round: Callable[[State], None] | None = None,
+    commands: Mapping[int, Sequence[Command]] | None = None,
 ) -> tuple[list[TournamentEvent], State]:
     """Create, register ``players``, start, then play every round: start each
     table, then finish them in order with ``result_of``.  Returns every event
     and the final state; ``after_round`` sees the state after each round's pairing
-    (before its games)."""
+    (before its games).  ``commands[r]`` are decided once round ``r`` is paired,
+    before its games (``commands[0]``: before the start): withdrawals, late
+    registrations, an abort, which stops the run."""
+    extra = commands or {}
     events: list[TournamentEvent] = []
     state: State | None = None
 
@@ -58,18 +69,24 @@ def run(
 
     apply(decide(None, create, seed=seed))
     apply(decide(state, RegisterPlayers(tuple(players), by=create.by), seed=seed))
+    for command in extra.get(0, ()):
+        apply(decide(state, command, seed=seed))
     current = apply(decide(state, StartTournament(by=create.by), seed=seed))
     while current["status"] == RUNNING:
+        r = current["history"][-1]["round"]
+        for command in extra.get(r, ()):
+            current = apply(decide(current, command, seed=seed))
+        if current["status"] != RUNNING:
+            break
         if after_round is not None:
             after_round(current)
         rnd = current["history"][-1]
-        r = rnd["round"]
         for table in rnd["tables"]:
             current = apply(decide(current, StartTable(r, table["table"], game_id(r, table["table"])), seed=seed))
         for table in list(current["history"][-1]["tables"]):
             result = result_of(r, table["table"], list(table["players"]))
-            command = FinishTable(r, table["table"], game_id(r, table["table"]), result)
-            current = apply(decide(current, command, seed=seed))
+            finish = FinishTable(r, table["table"], game_id(r, table["table"]), result)
+            current = apply(decide(current, finish, seed=seed))
     return events, current
 
 

@@ -16,6 +16,15 @@ numbers, for people and clients.
   average of the current points of the player's tablemates; summed over the
   player's games), total game score (the game's own scores; a forfeited seat's
   counts 0), then head-to-head among the players still tied (TRN-036).
+* Withdrawn players and late entrants (TRN-061): they keep their places in the
+  standings, marked; for their tablemates' opponents' points, every round such an
+  opponent did not play (after leaving, before joining) counts as a drawn round,
+  the average place, as FIDE's Tie-Break Regulations (Handbook C.07, article 16,
+  unplayed rounds) count an opponent's unplayed rounds as draws.
+* House bots (TRN-080, TRN-081): the bye bot takes its place at its table (so it
+  can beat a player) but has no line in the standings; as an opponent it counts
+  as one who drew every round.  ``bot_games`` counts each player's games against
+  a house bot (the bye bot, or a bot registered like a player).
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from fractions import Fraction
 from typing import Any
 
 from service.tournaments.events import ABORTED
+from service.tournaments.evolve import bye_bot, is_bot, withdrawn
 
 State = dict[str, Any]
 
@@ -93,6 +103,9 @@ class Row:
     head_to_head: int
     games: int
     byes: int
+    withdrawn: bool = False
+    bot_games: int = 0
+    bot: bool = False
 
 
 @dataclass
@@ -113,9 +126,17 @@ def standings(state: State, through: int | None = None) -> list[Row]:
     byes = dict.fromkeys(players, 0)
     record: dict[str, _Games] = defaultdict(_Games)
     bye = bye_points(state)
+    unplayed = dict.fromkeys(players, 0)
+    robot = bye_bot(state)
+    vs_bots = dict.fromkeys(players, 0)
+    counted_rounds = 0
     for rnd in state["history"]:
         if through is not None and rnd["round"] > through:
             break
+        counted_rounds += 1
+        present = {p for t in rnd["tables"] for p in t["players"]} | set(rnd["byes"])
+        for p in players:
+            unplayed[p] += p not in present  # TRN-061: withdrawn, or not joined yet
         for p in rnd["byes"]:
             points[p] += bye
             byes[p] += 1
@@ -126,13 +147,21 @@ def standings(state: State, through: int | None = None) -> list[Row]:
             seated = table["players"]
             places = seat_places(result, len(seated))
             got = seat_points(result, state["points"][str(len(seated))])
+            bots = sum(is_bot(state, q) for q in seated)
             for seat, p in enumerate(seated):
+                if p == robot:
+                    continue  # TRN-080: the bye bot takes its place at the table, not in the standings
                 points[p] += got[seat]
                 score[p] += seat_score(result, seat)
                 record[p].tables.append((seated, places))
+                vs_bots[p] += bots - is_bot(state, p) > 0  # TRN-081
+    # TRN-061 (FIDE C.07 art. 16): an opponent's unplayed rounds count as drawn ones.
+    counted = {p: points[p] + unplayed[p] * bye for p in players}
+    if robot is not None:  # TRN-081: the bye bot counts as an opponent who drew every round
+        counted[robot] = counted_rounds * bye
     opponents = {
         p: sum(
-            (Fraction(sum(points[q] for q in seated if q != p), len(seated) - 1) for seated, _ in record[p].tables),
+            (Fraction(sum(counted[q] for q in seated if q != p), len(seated) - 1) for seated, _ in record[p].tables),
             Fraction(0),
         )
         for p in players
@@ -147,11 +176,26 @@ def standings(state: State, through: int | None = None) -> list[Row]:
             h2h.update(head_to_head(group, record))
     full = {p: (*key[p], h2h[p]) for p in players}
     order = sorted(players, key=lambda p: (tuple(-x for x in full[p]), lot[p]))
+    gone = withdrawn(state, len(state["history"]) if through is None else through)
     rows = []
     for i, p in enumerate(order):
         rank = rows[-1].rank if i and full[p] == full[order[i - 1]] else i + 1
         games = len(record[p].tables)
-        rows.append(Row(rank, p, points[p], opponents[p], score[p], h2h[p], games, byes[p]))
+        rows.append(
+            Row(
+                rank,
+                p,
+                points[p],
+                opponents[p],
+                score[p],
+                h2h[p],
+                games,
+                byes[p],
+                p in gone,
+                vs_bots[p],
+                is_bot(state, p),
+            )
+        )
     return rows
 
 
@@ -194,6 +238,9 @@ def row_json(row: Row) -> dict[str, Any]:
         },
         "games": row.games,
         "byes": row.byes,
+        "withdrawn": row.withdrawn,
+        "bot_games": row.bot_games,
+        "bot": row.bot,
     }
 
 

@@ -42,6 +42,7 @@ def test_trn_040_bots_play_a_swiss_one_times_out_audit_ok_bundle_verifies(live, 
             "--rounds=2",
             "--clock-s=2",
             "--idle=1",
+            "--withdraw=8",
             f"--out={out}",
             "--round-timeout=120",
         ],
@@ -62,6 +63,14 @@ def test_trn_040_bots_play_a_swiss_one_times_out_audit_ok_bundle_verifies(live, 
     report = verify.verify_tournament_bundle(bundle, redecide=redecide_dicts, repair=repair_dicts)
     assert report["ok"], report["checks"]
     idle = bundle["events"][1]["data"]["player"]  # the first registered: the demo's --idle=1
+    # TRN-060: the 8th bot withdrew itself during round 1: it played round 1, not round 2.
+    leaver = bundle["events"][8]["data"]["player"]
+    gone = next(e["data"] for e in bundle["events"] if e["type"] == "PlayerWithdrawn")
+    assert gone == {"player": leaver, "by": leaver, "reason": None, "round": 1}
+    paired = {e["data"]["round"]: e["data"] for e in bundle["events"] if e["type"] == "RoundPaired"}
+    assert leaver in [p for t in paired[1]["tables"] for p in t["players"]]
+    assert leaver not in [p for t in paired[2]["tables"] for p in t["players"]] + paired[2]["byes"]
+    assert f"{leaver} withdraws" in run.stdout
     # The idle bot (the first registered) timed out in each of its games and ranked last there.
     for game in bundle["games"]:
         seats = game["game"]["players"]

@@ -202,4 +202,7 @@ def test_trn_037_row_json_shape():
         "tiebreaks": {"opponents_points": 4.25, "game_score": 16, "head_to_head": 0},
         "games": 2,
         "byes": 0,
+        "withdrawn": False,
+        "bot_games": 0,
+        "bot": False,
     }
