@@ -35,8 +35,8 @@ from typing import Any
 import psycopg
 import pytest
 import requests
-from cluster_servers import Cluster, Processes, wait_until
 from redis.cluster import RedisCluster
+from support.cluster_servers import Cluster, Processes, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = ("nauticus", "nautilus-industries", "waters-of-nereus")

@@ -25,7 +25,7 @@ import pytest
 import requests
 from support.compose_stack import HERE, Stack, engine_problem, image_ids, log, run
 
-pytestmark = [pytest.mark.compose, pytest.mark.timeout(1800)]
+pytestmark = pytest.mark.timeout(1800)
 
 PREFIX = os.environ.get("QD_LOCAL_PREFIX", "qd-local")
 #: The rated game is played to its end, or resigned after this many intents (bounds CI time).

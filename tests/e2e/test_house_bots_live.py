@@ -91,14 +91,9 @@ def test_a_person_plays_a_rated_waters_of_nereus_table_against_two_house_bots(li
 
 
 def test_the_demo_plays_house_bots_of_several_levels(live, capsys):
-    """``make demo`` (scripts/demo.py): random bots against house bots whose levels rotate."""
-    import importlib.util
-    from pathlib import Path
+    """``make demo`` (``scripts.demo``): random bots against house bots whose levels rotate."""
+    from scripts import demo
 
-    spec = importlib.util.spec_from_file_location("demo", Path(__file__).parents[2] / "scripts" / "demo.py")
-    assert spec is not None and spec.loader is not None
-    demo = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(demo)
     tag = f"{random.randrange(16**4):04x}"
     demo.CREW = [f"ahab{tag}", f"stubb{tag}", f"flask{tag}"]
     argv = ["--url", live, "--games", "nauticus", "waters-of-nereus", "--players", "3", "--seed", "5"]

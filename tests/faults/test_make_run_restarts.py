@@ -17,10 +17,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-import pytest
-
-pytestmark = [pytest.mark.fault]
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

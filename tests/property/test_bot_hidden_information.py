@@ -1,6 +1,6 @@
 """Issue #34, "a bot is a pure function of what its seat sees": games of Waters of Nereus (the game with
 hidden information: hands, decks, face-down crew cards) in which, at every decision of the bot's seat, the
-hidden parts of the state are reshuffled (``test_won_leak.perturb``, independent of the engine's own
+hidden parts of the state are reshuffled (``support.waters_of_nereus.perturb``, independent of the engine's own
 ``determinize``) give the bot identical choices: it cannot depend on what it does not see.
 
 Each decision is made twice with the same seed and the same CPU clock readings (a clock that ticks a fixed
@@ -15,7 +15,7 @@ import random
 from collections.abc import Callable
 
 import pytest
-from test_won_leak import CONFIGS, perturb
+from support.waters_of_nereus import CONFIGS, perturb
 
 from service.bots import choose
 from service.bots.position import intent_key

@@ -17,14 +17,13 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.waters_of_nereus import SEED
+from support.waters_of_nereus import CONFIGS, SEED, perturb
 
-from service.games.base import ADMIN, Event, RuleViolation, clone_state, fold
+from service.games.base import ADMIN, Event, RuleViolation, fold
 from service.games.rng import Rng
-from service.games.waters_of_nereus import ENGINE, data
+from service.games.waters_of_nereus import ENGINE
 from service.games.waters_of_nereus import commands as c
 
-CONFIGS = [(2, False), (2, True), (3, False), (4, False)]
 PROBES = [
     c.ChooseCrew("captain"),
     c.ChooseCrew("scientist"),
@@ -35,31 +34,6 @@ PROBES = [
     c.TakeExplorerTurn("purser"),
     c.FinishScoring(),
 ]
-
-
-def perturb(state: dict, viewer, r: random.Random) -> dict:
-    """A copy of ``state`` with everything hidden from ``viewer`` reshuffled."""
-    s = clone_state(state)
-    others = [i for i in range(s["players"]) if i != viewer]
-    pool = list(s["science_deck"])
-    for i in others:
-        pool.extend(s["seats"][i]["hand"])
-    r.shuffle(pool)
-    s["science_deck"] = [pool.pop() for _ in s["science_deck"]]
-    for i in others:
-        s["seats"][i]["hand"] = [pool.pop() for _ in s["seats"][i]["hand"]]
-    assert not pool
-    cards = s["discovery_stack"] + s["discovery_removed"]
-    r.shuffle(cards)
-    n = len(s["discovery_stack"])
-    s["discovery_stack"], s["discovery_removed"] = cards[:n], cards[n:]
-    r.shuffle(s["neutral_deck"])
-    if s["phase"] == "choose" and others:
-        for i in others:
-            if s["seats"][i]["chosen"] is not None:  # WON-Q02: what was chosen is hidden, not whether
-                free = [x for x in data.CREWS if x not in s["seats"][i]["played"]]
-                s["seats"][i]["chosen"] = r.choice(free)
-    return s
 
 
 def refusal(state, seat, cmd):

@@ -3,7 +3,9 @@ scenario.  Imported by the unit, scenario and property tests as ``support.waters
 
 from __future__ import annotations
 
-from service.games.base import Command, Event, State, fold
+import random
+
+from service.games.base import Command, Event, State, clone_state, fold
 from service.games.rng import Rng
 from service.games.waters_of_nereus import ENGINE, data
 from service.games.waters_of_nereus import commands as c
@@ -131,3 +133,32 @@ def only_in_bag(state: State, colour: str) -> None:
     total = sum(state["bag"].values())
     state["bag"] = dict.fromkeys(data.COLOURS, 0)
     state["bag"][colour] = total
+
+
+#: Seat counts and neutral-player options the hidden-information tests play.
+CONFIGS = [(2, False), (2, True), (3, False), (4, False)]
+
+
+def perturb(state: dict, viewer, r: random.Random) -> dict:
+    """A copy of ``state`` with everything hidden from ``viewer`` reshuffled."""
+    s = clone_state(state)
+    others = [i for i in range(s["players"]) if i != viewer]
+    pool = list(s["science_deck"])
+    for i in others:
+        pool.extend(s["seats"][i]["hand"])
+    r.shuffle(pool)
+    s["science_deck"] = [pool.pop() for _ in s["science_deck"]]
+    for i in others:
+        s["seats"][i]["hand"] = [pool.pop() for _ in s["seats"][i]["hand"]]
+    assert not pool
+    cards = s["discovery_stack"] + s["discovery_removed"]
+    r.shuffle(cards)
+    n = len(s["discovery_stack"])
+    s["discovery_stack"], s["discovery_removed"] = cards[:n], cards[n:]
+    r.shuffle(s["neutral_deck"])
+    if s["phase"] == "choose" and others:
+        for i in others:
+            if s["seats"][i]["chosen"] is not None:  # WON-Q02: what was chosen is hidden, not whether
+                free = [x for x in data.CREWS if x not in s["seats"][i]["played"]]
+                s["seats"][i]["chosen"] = r.choice(free)
+    return s

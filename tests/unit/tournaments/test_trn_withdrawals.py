@@ -11,7 +11,7 @@ import random
 from fractions import Fraction as F
 
 import pytest
-from trn_states import SEED, result, state_of
+from support.tournament_states import SEED, result, state_of
 
 from service.audit import verify
 from service.core.errors import Conflicting, Forbidden, NotFound, Refused

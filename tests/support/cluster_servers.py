@@ -16,6 +16,7 @@ from pathlib import Path
 
 import redis
 import requests
+
 from support.live import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
