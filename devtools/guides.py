@@ -181,6 +181,27 @@ def _redaction_text(found: set[str]) -> str:
 
 
 # -- the sections -----------------------------------------------------------------------------
+def _example_of(wire: str, schema: Any) -> dict[str, Any]:
+    """A body for an intent the seeded games never offered: each required
+    field's first allowed value (the body is accepted by its schema; a test
+    checks every example)."""
+    body: dict[str, Any] = {"type": wire}
+    for name, field in schema.fields.items():
+        if name == "type" or not field.required:
+            continue
+        choices = _choices(field)
+        if choices:
+            body[name] = choices[0]
+        elif isinstance(field, fields.Integer):
+            rng = next((v for v in [field.validate, *field.validators] if isinstance(v, validate.Range)), None)
+            body[name] = rng.min if rng is not None and rng.min is not None else 0
+        elif isinstance(field, fields.Boolean):
+            body[name] = False
+        elif isinstance(field, fields.List):
+            body[name] = []
+    return body
+
+
 def intents_section(game: str, examples: dict[str, dict[str, Any]]) -> str:
     engine = registry.get(game)
     rows = ["| intent | fields | what it does | example body (`intent`) |", "|---|---|---|---|"]
@@ -188,7 +209,7 @@ def intents_section(game: str, examples: dict[str, dict[str, Any]]) -> str:
         command = engine.commands[wire]
         doc = _cell((command.__doc__ or "").strip().split("\n\n")[0])
         described = "<br>".join(_cell(describe(n, f)) for n, f in schema.fields.items()) or "—"
-        example = examples.get(wire) or {"type": wire}
+        example = examples.get(wire) or _example_of(wire, schema)
         rows.append(f"| `{wire}` | {described} | {doc} | `{json.dumps(example)}` |")
     for wire, command in platform_intents().items():
         # The platform's intents, posted in any game (never listed by /legal).
