@@ -1,5 +1,5 @@
 """``make demo``: one full game of every registered game over HTTP, played by
-random legal-intent bots (``quarterdeck_client.RandomBot``), then the results
+random legal-intent bots (``quarterdeck_sdk.RandomBot``), then the results
 and the leaderboards.
 
 The bots play as a third party would, through the lobby: each registers an
@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from quarterdeck_client import ApiError, Client, RandomBot  # noqa: E402
+from quarterdeck_sdk import ApiError, Client, RandomBot  # noqa: E402
 
 #: Bot handles, one per seat.
 CREW = ["ahab", "ishmael", "queequeg", "starbuck", "stubb", "flask"]

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from demo import devdata_env, setting  # noqa: E402
-from quarterdeck_client import ApiError, Client, RandomBot  # noqa: E402
+from quarterdeck_sdk import ApiError, Client, RandomBot  # noqa: E402
 
 
 def say(message: str) -> None:
