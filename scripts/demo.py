@@ -1,5 +1,5 @@
 """``make demo``: one full game of every registered game over HTTP, played by
-random legal-intent bots (``quarterdeck_client.RandomBot``) against the house
+random legal-intent bots (``quarterdeck_sdk.RandomBot``) against the house
 bots of several levels, then the results and the leaderboards.
 
 The random bots play as a third party would, through the lobby: each registers
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from quarterdeck_client import ApiError, Client, RandomBot
+from quarterdeck_sdk import ApiError, Client, RandomBot
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from quarterdeck_client import ApiError, Client, RandomBot
+from quarterdeck_sdk import ApiError, Client, RandomBot
 
 from scripts.demo import devdata_env, setting
 

@@ -70,14 +70,19 @@ def _target(url: str) -> tuple[str, int]:
     return host, parts.port or 80
 
 
-def follow(host: str, port: int, f: Follower, token: str | None, connected: list[int], stop: Event) -> None:
+def follow(
+    host: str, port: int, f: Follower, token: str | None, connected: list[int], stop: Event, feed: bool = False
+) -> None:
+    """Follow one game: its board stream, or (``feed``) its live events feed, each
+    feed line counted as a board of its ``seq``."""
     headers = {"Accept": "application/x-ndjson"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     conn = http.client.HTTPConnection(host, port, timeout=120)
     first = True
+    path = f"/v1/games/{f.game}/events?follow=1&timeout=30" if feed else f"/v1/games/{f.game}/stream"
     try:
-        conn.request("GET", f"/v1/games/{f.game}/stream", headers=headers)
+        conn.request("GET", path, headers=headers)
         resp = conn.getresponse()
         f.status = resp.status
         if resp.status != 200:
@@ -100,6 +105,8 @@ def follow(host: str, port: int, f: Follower, token: str | None, connected: list
                 # thousands of times a second, on the cores it measures).
                 head = _BOARD_HEAD.match(raw)
                 line = {"type": "board", "version": int(head.group(1))} if head else orjson.loads(raw)
+                if feed and "seq" in line:
+                    line = {"type": "board", "version": line["seq"]}
                 kind = line.get("type")
                 if kind == "board":
                     f.boards.append([line["version"], now])
@@ -197,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", default="", help="comma-separated game ids the streams follow (round robin)")
     ap.add_argument("--tokens", default="", help="comma-separated seat tokens, one per game (optional)")
     ap.add_argument("--streams", type=int, default=0)
+    ap.add_argument("--feed", action="store_true", help="the streams follow the live events feed instead")
     ap.add_argument("--waits", type=int, default=0)
     ap.add_argument("--wait-game", default="")
     ap.add_argument("--wait-version", type=int, default=1)
@@ -226,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     connected = [0]
     for i, f in enumerate(followers):
         token = tokens[i % len(games)] if tokens and i % 2 else None  # every other follower as the seat
-        jobs.append(gevent.spawn(follow, host, port, f, token, connected, stop))
+        jobs.append(gevent.spawn(follow, host, port, f, token, connected, stop, args.feed))
         if i % 100 == 99:
             gevent.sleep(0.01)
     waits: list[list[Any]] = []

@@ -23,6 +23,7 @@ reader that stops reading is dropped).
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import secrets
 import time
@@ -33,7 +34,7 @@ import orjson
 import redis
 from flask import Response, abort, jsonify, request
 from flask_smorest import Blueprint
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 
 from projections import game_lists, keys
 from schemas import openapi
@@ -222,13 +223,29 @@ def streaming(body: Iterator[bytes], is_sse: bool, slots: StreamSlots | None = N
 
 
 # -- the game stream ------------------------------------------------------------
-class StreamLine(Schema):
-    type = fields.String(
-        required=True, metadata={"description": "`board` (the body of GET /v1/games/{id}), `ping` or `end`"}
+def _line_fields() -> dict[str, fields.Field]:
+    """Every field a line of the game stream can carry: a board line is the body
+    of ``GET /v1/games/{id}`` (each of ``GameOut``'s fields, none required, since
+    ``ping`` and ``end`` lines have none of them), plus ``type``, ``legal`` and
+    ``reason``; a generated client's model then drops nothing of a board."""
+    out: dict[str, fields.Field] = {}
+    for name, field in GameOut().fields.items():
+        copied = copy.copy(field)
+        copied.required = False
+        copied.metadata = {**field.metadata, "description": "board lines: " + field.metadata.get("description", name)}
+        out[name] = copied
+    out["type"] = fields.String(
+        required=True,
+        validate=validate.OneOf(["board", "ping", "end"]),
+        metadata={"description": "`board` (the body of GET /v1/games/{id}), `ping` or `end`"},
     )
-    legal = fields.List(fields.Dict(), metadata={"description": "board lines for a seat: its legal intents"})
-    reason = fields.String(metadata={"description": "`end`: finished | shutdown | max_duration | idle"})
-    version = fields.Integer(metadata={"description": "board and end lines: the version shown / last shown"})
+    out["legal"] = fields.List(fields.Dict(), metadata={"description": "board lines for a seat: its legal intents"})
+    out["reason"] = fields.String(metadata={"description": "`end`: finished | shutdown | max_duration | idle"})
+    out["version"] = fields.Integer(metadata={"description": "board and end lines: the version shown / last shown"})
+    return out
+
+
+StreamLine = Schema.from_dict(_line_fields(), name="StreamLine")
 
 
 def board_reader(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from quarterdeck_client import Client, Conflict, Seat, first_legal
+from quarterdeck_sdk import Client, Conflict, Seat, first_legal
 from support import serving
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""The example client (``quarterdeck_client``) against a real HTTP server (werkzeug
+"""The example client (``quarterdeck_sdk``) against a real HTTP server (werkzeug
 on a loopback port) backed by real PostgreSQL and Redis: a bot plays a game
 to the end through ``/legal`` only, idempotent retries, conflicts, errors,
 and the leaderboard and player pages it reads."""
@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from quarterdeck_client import ApiError, Client, Conflict, RandomBot
+from quarterdeck_sdk import ApiError, Client, Conflict, RandomBot
 from support import serving
 
 from projections import leaderboards as lb

@@ -4,9 +4,12 @@
 client from the document a real server on loopback serves, offline (from a
 file; any attempt to reach the network would go to a dead proxy), and must
 report no warning.  A bot that uses only that generated client then plays a
-2-player game of each kind to the end: typed boards, legal intents and
-answers, an ``Idempotency-Key`` and ``expected_version`` on every intent, a
-replayed retry, and a provoked ``409`` resynced from its details alone.  So a
+2-player game of each kind to the end: typed boards read from the game's
+stream (its typed ``StreamLine``s over the generated operation's own request,
+reopened with ``Last-Event-ID`` every :data:`RECONNECT_EVERY` boards and
+resumed at the very next board; never polling), legal intents and answers,
+an ``Idempotency-Key`` and ``expected_version`` on every intent, a replayed
+retry, and a provoked ``409`` resynced from its details alone.  So a
 change to the contract that breaks generated clients fails here.
 
 The bot picks the FIRST legal intent of the seat to act (``to_act[0]``),
@@ -49,6 +52,8 @@ from service.games import registry
 PACKAGE = "quarterdeck_generated"
 #: After this many intents the seat to act resigns (a game that can go on for ever ends).
 RESIGN_AFTER = 1500
+#: The bot reopens its stream with Last-Event-ID after this many boards.
+RECONNECT_EVERY = 25
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +95,7 @@ def generated(base_url: str, tmp_path_factory: pytest.TempPathFactory) -> Simple
                 name: importlib.import_module(f"{PACKAGE}.api.games.{name}")
                 for name in ("create_game", "get_game", "get_legal", "post_intent")
             },
+            game_stream=importlib.import_module(f"{PACKAGE}.api.streams.game_stream"),
         )
     return api
 
@@ -119,6 +125,14 @@ class Bot:
         #: The seat that resigned (after ``resign_after`` intents), if any.
         self.resigned: int | None = None
         self.resign_after = resign_after
+        #: The game's stream (typed ``StreamLine``s), the last board it sent, and the
+        #: newest board a resumed stream must not go past on its first line.
+        self.stream: Iterator[Any] | None = None
+        self.last_board = 0
+        self.resuming = False
+        self.boards = self.reconnects = 0
+        #: The version each of the bot's writes made (each a decision's last event).
+        self.written: list[int] = []
 
     def call(self, operation: Any, *args: Any, **kw: Any) -> Any:
         """``operation.sync`` as a careful client calls it: a 503 (a read model
@@ -137,10 +151,59 @@ class Bot:
         return answer
 
     def board(self) -> Any:
-        board = self.call(self.gen.get_game, self.game_id, client=self.seats[0], min_version=self.version)
-        assert isinstance(board, self.m.GameOut), board
-        assert type(board.view).__name__ == f"{prefix(self.game)}View", type(board.view)
-        return board
+        """The first board of the game's stream at or past the bot's last write,
+        read from the stream (SSE, the generated operation's own request) instead
+        of polling; the stream is reopened with ``Last-Event-ID`` every
+        :data:`RECONNECT_EVERY` boards, and must resume with the very next board."""
+        while True:
+            if self.stream is None:
+                self._open()
+            line = next(self.stream, None)
+            if line is None:  # the server ended the stream (an end line, or it closed): resume
+                self._close()
+                continue
+            if line.type_.value != "board":
+                continue
+            assert type(line.view).__name__ == f"{prefix(self.game)}View", type(line.view)
+            if self.resuming:
+                # docs/API.md "Streams": a resumed stream starts with the first board newer
+                # than Last-Event-ID: the bot's next write, if it wrote after that board.
+                newer = [v for v in self.written if v > self.last_board]
+                assert line.version == (min(newer) if newer else line.version), (self.last_board, line.version)
+                assert line.version > self.last_board
+                self.resuming = False
+            self.last_board = line.version
+            self.boards += 1
+            if self.boards % RECONNECT_EVERY == 0:
+                self._close()
+                self.resuming = True
+            if line.version >= self.version:
+                return line
+
+    def _open(self) -> None:
+        m = self.m
+        params: dict[str, Any] = {"accept": m.GameStreamAccept("text/event-stream")}
+        if self.last_board:
+            params["last_event_id"] = str(self.last_board)
+        # The generated operation's own request (path, headers); read as a stream,
+        # which its blocking ``sync`` cannot do.
+        kwargs = self.gen.game_stream._get_kwargs(self.game_id, **params)
+        self.response_cm = self.seats[0].get_httpx_client().stream(**kwargs)
+        response = self.response_cm.__enter__()
+        assert response.status_code == 200, response.read()
+        self.reconnects += 1
+
+        def lines() -> Iterator[Any]:
+            for raw in response.iter_lines():
+                if raw.startswith("data: "):
+                    yield m.StreamLine.from_dict(json.loads(raw[6:]))
+
+        self.stream = lines()
+
+    def _close(self) -> None:
+        if self.stream is not None:
+            self.response_cm.__exit__(None, None, None)
+        self.stream = None
 
     def post(self, seat: int, intent: Any, expected: int, key: str) -> Any:
         body = self.m.IntentIn(intent=intent, expected_version=expected)
@@ -185,24 +248,29 @@ class Bot:
             assert stale.error.details.current_version == answer.version
             assert isinstance(stale.error.details.to_act, list)
         self.version = answer.version
+        self.written.append(answer.version)
         self.intents += 1
 
     def play(self) -> Any:
-        while True:
-            board = self.board()
-            if board.status.value == "finished":
-                assert board.to_act == []
-                return board
-            if self.intents >= self.resign_after:
-                self.resign(board.to_act[0])
-            else:
-                self.step(board)
+        try:
+            while True:
+                board = self.board()
+                if board.status.value == "finished":
+                    assert board.to_act == []
+                    return board
+                if self.intents >= self.resign_after:
+                    self.resign(board.to_act[0])
+                else:
+                    self.step(board)
+        finally:
+            self._close()
 
     def resign(self, seat: int) -> None:
         intent = self.m.ResignIntent(type_=self.m.ResignIntentType.RESIGN)
         answer = self.post(seat, intent, self.version, str(uuid.uuid4()))
         assert isinstance(answer, self.m.IntentOut), answer
         self.version = answer.version
+        self.written.append(answer.version)
         self.resigned = seat
 
 
@@ -219,6 +287,8 @@ def test_a_bot_on_the_generated_client_plays_the_game_to_the_end(generated, base
         assert final.result.reason.value == "forfeit" and final.result.forfeited == [bot.resigned]
     assert bot.intents > 10 and bot.replays == 1
     assert all(name.endswith("Intent") for name in bot.intent_types)
+    # It followed the stream (typed lines, resumed with Last-Event-ID), never polled the board.
+    assert bot.boards >= bot.intents and bot.reconnects >= 2
 
 
 def test_a_bot_that_gives_up_resigns_with_the_typed_intent_and_the_game_ends_by_forfeit(generated, base_url):

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from quarterdeck_client import Client, Conflict
+from quarterdeck_sdk import Client, Conflict
 from support.live import live_service
 
 #: A bot's move is seen within this many seconds of its turn (the levels think for

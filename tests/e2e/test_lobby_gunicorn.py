@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 import requests
-from quarterdeck_client import ApiError, Client, RandomBot
+from quarterdeck_sdk import ApiError, Client, RandomBot
 from support.live import live_service
 
 #: Creations allowed per client address during the test (the flood gets the rest).

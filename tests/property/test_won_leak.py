@@ -92,6 +92,10 @@ def test_won_view_legal_and_refusals_ignore_hidden_information(players, neutral,
     r = random.Random(seed)
     checked = 0
     for state, _ in positions(players, neutral, seed, every=7):
+        if ENGINE.result(state) is not None:
+            # Finished: everyone sees everything (docs/games/waters-of-nereus.md,
+            # "Hidden information"; tests/unit/waters_of_nereus/test_won_finished_view.py).
+            continue
         for viewer in [None, *range(players)]:
             base_view = ENGINE.view(state, viewer)
             base_legal = ENGINE.legal(state, viewer) if viewer is not None else []
@@ -113,6 +117,8 @@ def test_won_hypothesis_views_ignore_hidden_information(config, seed, perturb_se
     players, neutral = config
     r = random.Random(perturb_seed)
     for state, _ in positions(players, neutral, seed, every=25):
+        if ENGINE.result(state) is not None:
+            continue  # finished: everyone sees everything (see above)
         viewer = r.randrange(players)
         other = perturb(state, viewer, r)
         assert ENGINE.view(other, viewer) == ENGINE.view(state, viewer)

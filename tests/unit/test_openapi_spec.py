@@ -250,3 +250,20 @@ def test_every_code_the_server_raises_is_in_the_spec_and_the_bots_guide(spec):
     assert {"seat_forfeited", "clock_expired"} <= set(
         spec["components"]["schemas"]["Error422Body"]["properties"]["code"]["enum"]
     )
+
+
+def test_the_game_stream_line_lists_every_field_it_sends_and_its_parameters(spec):
+    """docs/API.md "Streams": a board line is the body of ``GET /v1/games/{id}``
+    plus ``type`` and ``legal``.  ``StreamLine`` listed only ``type``, ``version``
+    and ``legal`` (closed to others), so a generated client dropped ``to_act``,
+    ``status`` and ``view``; nor were ``Last-Event-ID`` and ``Accept`` parameters."""
+    schemas = spec["components"]["schemas"]
+    line = schemas["StreamLine"]["properties"]
+    assert set(schemas["GameOut"]["properties"]) | {"type", "legal", "reason"} <= set(line)
+    assert schemas["StreamLine"]["required"] == ["type"]
+    for path in ("/v1/games/{game_id}/stream", "/v1/games/{game_id}/events"):
+        params = {p["name"]: p for p in spec["paths"][path]["get"]["parameters"] if p["in"] == "header"}
+        assert {"Accept", "Last-Event-ID"} <= set(params), path
+        assert "text/event-stream" in params["Accept"]["schema"]["enum"]
+    account = spec["paths"]["/v1/account/stream"]["get"]["parameters"]
+    assert [p["name"] for p in account if p["in"] == "header"] == ["Accept"]

@@ -13,7 +13,7 @@ import random
 import sys
 import uuid
 
-from quarterdeck_client import ApiError, Client, Conflict
+from quarterdeck_sdk import ApiError, Client, Conflict
 
 
 def choose(board: dict, rng: random.Random) -> dict:

@@ -22,7 +22,9 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
     for seat, p in zip(v["seats"], state["seats"], strict=True):
         # WON-Q02: who has laid a crew card face down is public (what it is is not).
         seat["committed"] = p["chosen"] is not None
-    if viewer == ADMIN:
+    if viewer == ADMIN or state["result"] is not None:
+        # docs/games/waters-of-nereus.md "Hidden information": once the game has
+        # finished, everyone sees everything.
         return v
     v["science_deck_count"] = len(v.pop("science_deck"))
     v["discovery_stack_count"] = len(v.pop("discovery_stack"))

@@ -2,7 +2,7 @@
 
 Standard library only, so it can be copied into any project as an example::
 
-    from quarterdeck_client import Client, RandomBot
+    from quarterdeck_sdk import Client, RandomBot
 
     api = Client("http://127.0.0.1:8000")
     created = api.create_game("nauticus", ["ann", "bob"])
@@ -444,10 +444,10 @@ class RandomBot:
         raise RuntimeError(f"game {self.game_id} did not finish within {max_intents} intents")
 
 
-# The seat-playing loop and the answers' types (``quarterdeck_client/play.py``,
+# The seat-playing loop and the answers' types (``quarterdeck_sdk/play.py``,
 # ``types.py``), importable from the package itself.
-from quarterdeck_client.play import Seat, first_legal, random_legal  # noqa: E402
-from quarterdeck_client.types import Board, Created, IntentAnswer, Legal  # noqa: E402
+from quarterdeck_sdk.play import Seat, first_legal, random_legal  # noqa: E402
+from quarterdeck_sdk.types import Board, Created, IntentAnswer, Legal  # noqa: E402
 
 __all__ = [
     "ApiError",

@@ -24,8 +24,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from quarterdeck_client import ApiError, Client, Conflict
-from quarterdeck_client.types import Board, IntentAnswer
+from quarterdeck_sdk import ApiError, Client, Conflict
+from quarterdeck_sdk.types import Board, IntentAnswer
 
 #: Picks an intent from a board whose ``legal`` list is not empty.
 Chooser = Callable[[Board], dict[str, Any]]
