@@ -37,9 +37,12 @@ def index_game(pipe: Any, info: dict[str, Any], fields: dict[str, str], finished
     pipe.zadd(keys.games_by("game", info["game"]), {gid: score})
     for player in info["players"]:
         pipe.zadd(keys.games_by("player", player), {gid: score})
-    if info.get("rated"):
+    if info.get("rated") and "unrated_reason" not in fields:
         # Rated games (``?rated=true``); every other game is casual.
         pipe.zadd(keys.games_by("rated", "true"), {gid: score})
+    elif info.get("rated"):
+        # Asked to be rated, finished unrated (service/core/counting.py).
+        pipe.zrem(keys.games_by("rated", "true"), gid)
     status = fields["status"]
     other = "active" if status == "finished" else "finished"
     pipe.zrem(keys.games_by("status", other), gid)
@@ -80,7 +83,7 @@ def page(
             _, _, ids, total = pipe.execute()
     with r.pipeline() as pipe:
         for gid in ids:
-            pipe.hmget(keys.game(gid.decode()), "info", "status", "version", "result")
+            pipe.hmget(keys.game(gid.decode()), "info", "status", "version", "result", "unrated_reason")
         rows = pipe.execute()
     gone = [gid.decode() for gid, row in zip(ids, rows, strict=True) if row[0] is None]
     if gone and finished is not None:
@@ -89,7 +92,7 @@ def page(
             if rows[i][0] is None and gid.decode() in found:
                 created, received_at, version, result = found[gid.decode()]
                 info = info_of(gid.decode(), created, received_at)
-                rows[i] = [boards.dumps(info), b"finished", str(version).encode(), boards.dumps(result)]
+                rows[i] = [boards.dumps(info), b"finished", str(version).encode(), boards.dumps(result), None]
     games = []
     for row in rows:
         if row[0] is None:
@@ -104,7 +107,7 @@ def page(
                 "status": row[1].decode(),
                 "version": int(row[2]),
                 "result": shown_result(json.loads(row[3])) if row[3] else None,
-                "rated": bool(info.get("rated", False)),
+                "rated": bool(info.get("rated", False)) and row[4] is None,
             }
         )
     return games, total

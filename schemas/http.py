@@ -6,7 +6,7 @@ from __future__ import annotations
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
 from schemas.openapi import ref, results, typed, views
-from service.core import clocks
+from service.core import clocks, counting
 from service.games import registry
 
 # \Z, not $: a $ lets a trailing newline through ("ann\n").
@@ -135,7 +135,15 @@ class GameOut(Schema):
     created_at = fields.String()
     seed_commitment = fields.String()
     rules_version = fields.String()
-    rated = fields.Boolean(metadata={"description": "Counts on the leaderboards (false: casual)"})
+    rated = fields.Boolean(metadata={"description": "Counts on the leaderboards (false: casual, or did not count)"})
+    unrated_reason = fields.String(
+        allow_none=True,
+        validate=validate.OneOf(list(counting.REASONS)),
+        metadata={
+            "description": "Why a game asked to be rated finished unrated (no_first_decision: a seat left before "
+            "its first decision; aborted); null otherwise"
+        },
+    )
     created_by = fields.String(allow_none=True, metadata={"description": "The organiser who created it, if one did"})
     clock = fields.Dict(
         allow_none=True,

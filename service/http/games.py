@@ -39,7 +39,7 @@ from service.http.errors import ApiError, not_found
 
 blp = Blueprint("games", __name__, url_prefix="/v1/games", description="Create and play games")
 
-_FIELDS = ("version", "info", "status", "to_act", "result", "auth", "clock")
+_FIELDS = ("version", "info", "status", "to_act", "result", "auth", "clock", "unrated_reason")
 #: How long a read waits, at most, for a read model that is not there yet
 #: (its first projection still queued, or Redis flushed): it asks for a
 #: catch-up and waits; it never projects inside a request.
@@ -209,8 +209,10 @@ def board_body(gid: str, viewer: Any, model: dict[str, Any]) -> dict[str, Any]:
         "created_at": info["created_at"],
         "seed_commitment": info["seed_commitment"],
         "rules_version": info["rules_version"],
-        # Games from before accounts are casual (docs/API.md "Rated and casual games").
-        "rated": bool(info.get("rated", False)),
+        # Games from before accounts are casual (docs/API.md "Rated and casual games"); a game
+        # asked to be rated that did not count says why (service/core/counting.py).
+        "rated": bool(info.get("rated", False)) and not model.get("unrated_reason"),
+        "unrated_reason": model["unrated_reason"].decode() if model.get("unrated_reason") else None,
         "created_by": info.get("created_by"),
         # As of this version (service/core/clocks.py); games from before clocks have none.
         "clock": json.loads(model["clock"]) if model.get("clock") else None,
