@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
+from schemas.invitations import InvitedOut
 from schemas.openapi import ref, results, typed, views
 from service.core import clocks, counting
 from service.games import registry
+
+#: The statuses of a game of accounts before it starts (service/core/invitations.py).
+PENDING_STATUSES = ("invited", "declined", "expired")
 
 # \Z, not $: a $ lets a trailing newline through ("ann\n").
 HANDLE = validate.Regexp(
@@ -111,10 +115,19 @@ class SeatOut(Schema):
 class CreateGameOut(Schema):
     id = fields.String(required=True, metadata={"format": "uuid"})
     game = fields.String(required=True)
-    version = fields.Integer(required=True)
-    seed_commitment = fields.String(required=True)
-    rules_version = fields.String(required=True)
+    version = fields.Integer(required=True, metadata={"description": "0 while the game waits for its invitations"})
+    seed_commitment = fields.String(metadata={"description": "Absent while the game waits for its invitations"})
+    rules_version = fields.String(metadata={"description": "Absent while the game waits for its invitations"})
     seats = fields.List(fields.Nested(SeatOut), required=True)
+    players = fields.List(fields.String(), metadata={"description": "A game of accounts: its players in seat order"})
+    status = fields.String(
+        validate=validate.OneOf(list(PENDING_STATUSES)),
+        metadata={"description": "A game of accounts: `invited` until every account accepts (docs/API.md, Consent)"},
+    )
+    invitations = fields.List(
+        fields.Nested(InvitedOut), metadata={"description": "A game of accounts: one per account, to accept"}
+    )
+    expires_at = fields.String(metadata={"description": "A game of accounts: when its invitations expire"})
     rated = fields.Boolean(metadata={"description": "Present for a game of accounts"})
     created_by = fields.String(metadata={"description": "The organiser who created it, if one did"})
     table = fields.String(metadata={"description": "The lobby table that started it"})
@@ -124,7 +137,11 @@ class GameOut(Schema):
     id = fields.String(required=True, metadata={"format": "uuid"})
     game = fields.String(required=True)
     version = fields.Integer(required=True)
-    status = fields.String(required=True, validate=validate.OneOf(["active", "finished"]))
+    status = fields.String(
+        required=True,
+        validate=validate.OneOf(["active", "finished", *PENDING_STATUSES]),
+        metadata={"description": "invited | declined | expired: a game of accounts that has not started (Consent)"},
+    )
     players = fields.List(fields.String(), required=True)
     to_act = fields.List(fields.Integer(), required=True)
     view = fields.Dict(required=True, metadata={"description": "The game's `<Game>View`", **typed(views())})
@@ -145,6 +162,10 @@ class GameOut(Schema):
         },
     )
     created_by = fields.String(allow_none=True, metadata={"description": "The organiser who created it, if one did"})
+    invitations = fields.List(
+        fields.Nested(InvitedOut), metadata={"description": "A game that has not started: each account's answer"}
+    )
+    expires_at = fields.String(metadata={"description": "A game that has not started: when its invitations expire"})
     clock = fields.Dict(
         allow_none=True,
         metadata={

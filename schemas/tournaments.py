@@ -11,6 +11,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from schemas.http import ClockIn
+from schemas.invitations import InvitedOut
 from service.tournaments.events import FORMATS, MAX_NAME, MAX_PLAYERS, MAX_TABLE_SIZE, SWISS
 
 STATUSES = ("registering", "running", "finished")
@@ -84,6 +85,10 @@ class TournamentOut(Schema):
     pairing = fields.String(required=True)
     created_at = fields.String(required=True, allow_none=True)
     version = fields.Integer(required=True, metadata={"description": "Events in the tournament's stream"})
+    invitations = fields.List(
+        fields.Nested(InvitedOut),
+        metadata={"description": "A registration by handles: the invitations it made (each registers on accept)"},
+    )
 
 
 class TournamentTableOut(Schema):

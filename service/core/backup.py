@@ -80,6 +80,9 @@ TABLES: dict[str, str] = {
     "tournament_seeds": "tournament_id",
     "tournament_events": "tx_id, position",
     "tournament_games": "game_id",
+    # Invitations (docs/API.md "Consent"): a pending game and who has accepted it.
+    "pending_games": "game_id",
+    "invitations": "invitation_id",
 }
 
 #: Tables the migrations create that are NOT backed up, and why.

@@ -23,6 +23,7 @@ from service.http import (
     audit,
     common,
     games,
+    invitations,
     leaderboards,
     limits,
     ops,
@@ -97,7 +98,7 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
     openapi.document(api)
     for module in (games, audit, leaderboards, ops, streams):
         api.register_blueprint(module.blp)
-    for module in (accounts, tables, tournaments):
+    for module in (accounts, tables, tournaments, invitations):
         api.register_blueprint(module.blp)
     games.install_lean_views(app)
 

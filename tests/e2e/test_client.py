@@ -36,6 +36,10 @@ def test_random_bot_plays_a_game_to_the_end_and_the_pages_show_it(base_url, ctx,
     organiser = api.create_organiser(f"cup-{players[0]}", settings.admin_token)["key"]
     created = api.create_game("nauticus", players, key=organiser, accounts=True, rated=True)
     assert [s["player"] for s in created["seats"]] == players
+    # The game starts once both accept with their own keys (docs/API.md, "Consent").
+    assert created["status"] == "invited"
+    for key in keys.values():
+        assert [a["status"] for a in api.accept_all(key)] == ["accepted"]
     steps: list[int] = []
     bot = RandomBot(api, created, random.Random(2), keys=keys)
     final = bot.play(progress=lambda b: steps.append(b.intents))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from support import auth, wait_for_feed_horizon
-from support.accounts import organiser, register, unique
+from support.accounts import accept_invitations, organiser, register, unique
 from support.tournaments import work
 
 from projections import leaderboards as lb
@@ -81,24 +81,26 @@ def test_twenty_join_and_resign_games_move_no_rating(client, ctx):
 
 def test_an_organiser_seating_accounts_with_a_one_second_clock_moves_no_rating(app, client, ctx, settings):
     _, org_key = organiser(client, settings)
-    victim, _ = register(client, unique("victim"))
-    friend, _ = register(client, unique("friend"))
+    victim, victim_key = register(client, unique("victim"))
+    friend, friend_key = register(client, unique("friend"))
     before = ratings(client, [victim, friend])
     games = app.extensions["quarterdeck"].games
+    body = {"game": "nauticus", "players": [victim, friend], "accounts": True, "rated": True, "clock": ONE_SECOND}
+    # Without their consent: no game at all, only invitations.
+    created = client.post("/v1/games", json=body, headers=auth(org_key))
+    assert created.status_code == 201 and created.get_json()["status"] == "invited", created.get_json()
+    gid = created.get_json()["id"]
+    assert ctx.store.game(gid) is None
+    assert client.get(f"/v1/games/{gid}").get_json()["status"] == "invited"
+    for key in (victim_key, friend_key):
+        answered = accept_invitations(client, [key])
+        assert [a["game_id"] for a in answered] == [gid]
     for _ in range(3):
-        created = client.post(
-            "/v1/games",
-            json={
-                "game": "nauticus",
-                "players": [victim, friend],
-                "accounts": True,
-                "rated": True,
-                "clock": ONE_SECOND,
-            },
-            headers=auth(org_key),
-        )
+        created = client.post("/v1/games", json=body, headers=auth(org_key))
         assert created.status_code == 201, created.get_json()
         gid = created.get_json()["id"]
+        # With it: both accept, then the victim's clock runs out before its first decision.
+        accept_invitations(client, [victim_key, friend_key])
         # The scheduler's call once the deadline has passed: the seat to act times out,
         # and with one seat left the game ends.
         assert games.time_out(gid, now=LATER) >= 1
@@ -109,27 +111,21 @@ def test_an_organiser_seating_accounts_with_a_one_second_clock_moves_no_rating(a
 
 def test_an_organiser_registering_32_accounts_in_a_rated_tournament_moves_no_rating(app, client, ctx, settings):
     _, org_key = organiser(client, settings)
-    handles = [register(client, unique("reg"))[0] for _ in range(32)]
+    keys = dict(register(client, unique("reg")) for _ in range(32))
+    handles = list(keys)
     before = ratings(client, handles)
-    resp = client.post(
-        "/v1/tournaments",
-        json={
-            "name": "Sybil Cup",
-            "game": "nauticus",
-            "table_size": 2,
-            "format": "swiss",
-            "rounds": 2,
-            "clock": ONE_SECOND,
-            "rated": True,
-        },
-        headers=auth(org_key),
-    )
+    terms = {"name": "Sybil Cup", "game": "nauticus", "table_size": 2, "rounds": 2, "clock": ONE_SECOND}
+    resp = client.post("/v1/tournaments", json=terms | {"format": "swiss", "rated": True}, headers=auth(org_key))
     assert resp.status_code == 201, resp.get_json()
     tid = resp.get_json()["id"]
-    assert (
-        client.post(f"/v1/tournaments/{tid}/players", json={"handles": handles}, headers=auth(org_key)).status_code
-        == 200
-    )
+    invited = client.post(f"/v1/tournaments/{tid}/players", json={"handles": handles}, headers=auth(org_key))
+    assert invited.status_code == 200 and invited.get_json()["players"] == [], invited.get_json()
+    assert len(invited.get_json()["invitations"]) == 32
+    # Without their consent nobody is registered: the tournament cannot start.
+    refused = client.post(f"/v1/tournaments/{tid}/start", headers=auth(org_key))
+    assert refused.status_code == 422 and refused.get_json()["error"]["code"] == "field_too_small"
+    # With it: they accept, and then every game times out before anyone's first decision.
+    accept_invitations(client, keys.values())
     assert client.post(f"/v1/tournaments/{tid}/start", headers=auth(org_key)).status_code == 200
     games = app.extensions["quarterdeck"].games
     reasons = []
