@@ -208,7 +208,11 @@ class IntentOut(Schema):
 class GameSummaryOut(Schema):
     id = fields.String(required=True, metadata={"format": "uuid"})
     game = fields.String(required=True)
-    status = fields.String(required=True, validate=validate.OneOf(["active", "finished"]))
+    status = fields.String(
+        required=True,
+        # The same enum as GameOut's (a generated client shares it); lists hold started games only.
+        validate=validate.OneOf(["active", "finished", *PENDING_STATUSES]),
+    )
     players = fields.List(fields.String(), required=True)
     version = fields.Integer(required=True)
     created_at = fields.String(required=True)
