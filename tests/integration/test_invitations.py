@@ -190,3 +190,28 @@ def test_the_account_stream_announces_an_invitation(app, three):
     first = json.loads(next(iter(again.response)))
     again.close()
     assert (first["type"], first["invitation_id"]) == ("invitation", seen["invitation_id"])
+
+
+def test_the_last_two_accepts_at_once_start_the_game_once(app, ctx, three):
+    cup_key, keys = three
+    (ann, ann_key), (bob, bob_key) = keys.items()
+    client = app.test_client()
+    gid = invite_game(client, cup_key, [ann, bob])["id"]
+    ids = {key: pending(client, key)[0]["id"] for key in (ann_key, bob_key)}
+    barrier = threading.Barrier(2)
+    codes: list[int] = []
+
+    def accept(key: str) -> None:
+        barrier.wait()
+        codes.append(answer(app.test_client(), ids[key], key).status_code)
+
+    threads = [threading.Thread(target=accept, args=(k,)) for k in ids]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert codes == [200, 200]
+    opening = ctx.store.read(gid, upto=1)
+    assert [e.type for e in opening] == ["GameCreated"] and opening[0].data["players"] == [ann, bob]
+    with ctx.store.pool.connection() as conn:
+        assert conn.execute("SELECT status FROM pending_games WHERE game_id = %s", (gid,)).fetchone() == ("started",)
