@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +34,8 @@ from service.core.errors import DomainError
 from service.core.eventstore import StoreUnavailable
 from service.core.identity import GameAccess
 from service.games import registry
-from service.games.base import ADMIN
+from service.games.base import ADMIN, RuleViolation
+from service.games.rng import Rng
 from service.http import common, waiting
 from service.http.common import bearer, principal, services, viewer_for
 from service.http.errors import ApiError, not_found
@@ -178,6 +180,11 @@ def invite(body: dict[str, Any], accounts: list[Any], caller: Any) -> dict[str, 
         clock = clocks.resolve(body.get("clock"), svc.settings.default_deadline_s)
     except clocks.InvalidClock as exc:
         raise ApiError(422, "invalid_clock", str(exc)) from None
+    try:
+        # Options the game refuses are refused now, not at the last accept (a throwaway seed).
+        engine.setup(len(accounts), body["options"], Rng(secrets.token_bytes(32), domain=pipeline.SETUP_DOMAIN))
+    except RuleViolation as rv:
+        raise ApiError(422, rv.code, rv.message, rv.details) from None
     pending, made = svc.invitations.invite_to_game(
         game,
         accounts,

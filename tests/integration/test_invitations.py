@@ -215,3 +215,12 @@ def test_the_last_two_accepts_at_once_start_the_game_once(app, ctx, three):
     assert [e.type for e in opening] == ["GameCreated"] and opening[0].data["players"] == [ann, bob]
     with ctx.store.pool.connection() as conn:
         assert conn.execute("SELECT status FROM pending_games WHERE game_id = %s", (gid,)).fetchone() == ("started",)
+
+
+def test_a_game_the_rules_refuse_is_refused_before_anyone_is_invited(client, ctx, three):
+    cup_key, keys = three
+    (ann, ann_key), (bob, _) = keys.items()
+    body = {"game": "waters-of-nereus", "players": [ann, bob], "accounts": True, "options": {"sails": 9}}
+    resp = client.post("/v1/games", json=body, headers=auth(cup_key))
+    assert resp.status_code == 422, resp.get_json()
+    assert pending(client, ann_key) == []
