@@ -422,14 +422,18 @@ class EventStore(Pooled):
         their own (``service.core.counting.is_decision``), in one round trip.  Only a
         decision's first event stores its meta; the distinct (seat, intent type) pairs
         are few per game."""
+        # The seat as text, parsed here: a stream altered by hand must not stop the
+        # leaderboards with a cast error (a seat that is no integer is no decision).
         rows = self._fetch(
-            "SELECT DISTINCT game_id::text, (meta->>'seat')::int, meta->'intent'->>'type', meta->>'auto'"
-            " FROM events WHERE game_id = ANY(%s) AND meta IS NOT NULL"
-            " AND json_typeof(meta->'seat') = 'number'",
+            "SELECT DISTINCT game_id::text, meta->>'seat', meta->'intent'->>'type', meta->>'auto'"
+            " FROM events WHERE game_id = ANY(%s) AND meta IS NOT NULL AND meta->>'seat' IS NOT NULL",
             ([uuid.UUID(g) for g in game_ids],),
         )
         out: dict[str, set[int]] = {g: set() for g in game_ids}
-        for gid, seat, kind, auto in rows:
+        for gid, raw_seat, kind, auto in rows:
+            if not raw_seat.isascii() or not raw_seat.isdigit():
+                continue
+            seat = int(raw_seat)
             meta = {"seat": seat, "intent": {"type": kind}, "auto": auto == "true"}
             if is_decision(meta) is not None:
                 out.setdefault(gid, set()).add(seat)
