@@ -39,11 +39,12 @@ def _created_us(info: dict[str, Any]) -> int:
     return (datetime.fromisoformat(created.replace("Z", "+00:00")) - _EPOCH) // timedelta(microseconds=1)
 
 
-def combinations(info: dict[str, Any], status: str) -> list[dict[str, str]]:
+def combinations(info: dict[str, Any], status: str, rated: bool | None = None) -> list[dict[str, str]]:
     """Every combination of filters a game with ``info`` and ``status`` matches
-    (the empty one, all games, first)."""
+    (the empty one, all games, first); ``rated``: whether it lists as rated
+    (default: whether it was asked to be)."""
     fixed = [("game", info["game"]), ("status", status)]
-    if info.get("rated"):
+    if info.get("rated") if rated is None else rated:
         # Rated games (``?rated=true``); every other game is casual.
         fixed.append(("rated", "true"))
     players: list[str | None] = [None, *dict.fromkeys(info["players"])]
@@ -66,7 +67,13 @@ def index_game(pipe: Any, info: dict[str, Any], fields: dict[str, str], finished
     for facets in combinations(info, other):
         if "status" in facets:
             pipe.zrem(keys.games_list(facets), gid)
-    for facets in combinations(info, status):
+    counted = bool(info.get("rated")) and "unrated_reason" not in fields
+    if info.get("rated") and not counted:
+        # Asked to be rated, finished unrated (service/core/counting.py): out of every rated list.
+        for facets in combinations(info, status, rated=True):
+            if "rated" in facets:
+                pipe.zrem(keys.games_list(facets), gid)
+    for facets in combinations(info, status, rated=counted):
         pipe.zadd(keys.games_list(facets), {gid: score})
 
 
@@ -92,7 +99,7 @@ def page(
         total, ids = pipe.execute()
     with r.pipeline(transaction=False) as pipe:
         for gid in ids:
-            pipe.hmget(keys.game(gid.decode()), "info", "status", "version", "result")
+            pipe.hmget(keys.game(gid.decode()), "info", "status", "version", "result", "unrated_reason")
         rows = pipe.execute()
     gone = [gid.decode() for gid, row in zip(ids, rows, strict=True) if row[0] is None]
     if gone and finished is not None:
@@ -101,7 +108,7 @@ def page(
             if rows[i][0] is None and gid.decode() in found:
                 created, received_at, version, result = found[gid.decode()]
                 info = info_of(gid.decode(), created, received_at)
-                rows[i] = [boards.dumps(info), b"finished", str(version).encode(), boards.dumps(result)]
+                rows[i] = [boards.dumps(info), b"finished", str(version).encode(), boards.dumps(result), None]
     games = []
     for row in rows:
         if row[0] is None:
@@ -116,7 +123,7 @@ def page(
                 "status": row[1].decode(),
                 "version": int(row[2]),
                 "result": shown_result(json.loads(row[3])) if row[3] else None,
-                "rated": bool(info.get("rated", False)),
+                "rated": bool(info.get("rated", False)) and row[4] is None,
             }
         )
     return games, total

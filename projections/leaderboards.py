@@ -23,9 +23,14 @@ updated with each finished game's ranks (1 = best, ties share a rank).
 
 Only **rated** games reach the ratings: their ``GameCreated`` says
 ``"rated": true`` (every seat an account that joined itself or that an
-organiser seated; ``service.core.pipeline``), and they did not end aborted.
-A casual game (seated by name, or from before accounts) is listed on its
-players' pages, marked ``"rated": false``, and changes no rating.
+organiser seated; ``service.core.pipeline``), and they **count**
+(``service.core.counting``): not aborted, every seat made its first decision,
+and their set of accounts had not already counted ``PAIRING_LIMIT`` times in
+the window.  A casual game (seated by name, or from before accounts), or a
+rated one that did not count, is listed on its players' pages, marked
+``"rated": false`` (with its ``unrated_reason``), and changes no rating.
+A player's rating is **provisional** until ``PROVISIONAL_GAMES`` counted
+games: shown on the player's page, not on the leaderboard.
 
 Keys (all share the hash tag ``{lb}``: one Redis Cluster slot, so the whole
 update is one transaction)::
@@ -37,6 +42,9 @@ update is one transaction)::
     lb:{lb}:board:<game>         zset  player, score = -rating (ZRANGE = best first,
                                  equal ratings by handle)
     lb:{lb}:recent:<player>      list  newest first, canonical JSON, at most RECENT
+    lb:{lb}:pairs:<game>         hash  set of accounts (counting.pairing_of) -> JSON list of
+                                 the finish times of its last counted games (at most
+                                 counting.PAIRING_LIMIT)
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
+from service.core import counting
 from service.core.eventstore import EventStore
 from service.core.pipeline import GAME_CREATED
 from service.core.records import START, Cursor, FinishedRow
@@ -66,11 +75,14 @@ META = PREFIX + "meta"
 #: that changes what counts, e.g. 2 = rated games only) folds them again from
 #: the start, so the live leaderboards always equal a rebuild.
 FORMAT_KEY = PREFIX + "format"
-FORMAT = "2"
+FORMAT = "3"
 #: Games kept in a player's recent list.
 RECENT = 20
 #: Finished games folded per transaction.
 BATCH = 200
+#: Counted games before a player's rating leaves provisional and is listed on the
+#: leaderboard (docs/LEADERBOARDS.md, "Provisional ratings").
+PROVISIONAL_GAMES = 5
 
 
 @cache
@@ -103,6 +115,15 @@ def board_key(game: str) -> str:
 
 def recent_key(player: str) -> str:
     return f"{PREFIX}recent:{player}"
+
+
+def pairs_key(game: str) -> str:
+    return f"{PREFIX}pairs:{game}"
+
+
+def provisional(rec: dict[str, Any]) -> bool:
+    """Too few counted games for the rating to be listed."""
+    return int(rec["games"]) < PROVISIONAL_GAMES
 
 
 def dumps(obj: Any) -> str:
@@ -152,14 +173,19 @@ class _Finished:
     finished_at: str
     #: Counts on the leaderboards; otherwise only listed on the players' pages.
     rated: bool = False
+    #: Why a game asked to be rated does not count (``service.core.counting``).
+    unrated_reason: str | None = None
 
 
-def _finished(event: FinishedRow, game: str, players: list[str], rated: bool = False) -> _Finished | None:
+def _finished(
+    event: FinishedRow, game: str, players: list[str], rated: bool = False, decided: set[int] | None = None
+) -> _Finished | None:
     """``None`` for a result the leaderboards cannot use (no ranks): such a
     game is passed over, the same way live and in a rebuild, rather than
     blocking every game after it."""
     result = event.data.get("result")
     result = result if isinstance(result, dict) else {}
+    reason = counting.unrated_reason({"rated": rated, "players": players}, result, decided or set())
     seats = range(len(players))
     scores = result.get("scores") if isinstance(result.get("scores"), dict) else {}
     if isinstance(result.get("ranks"), dict) and all(str(s) in result["ranks"] for s in seats):
@@ -176,8 +202,10 @@ def _finished(event: FinishedRow, game: str, players: list[str], rated: bool = F
         scores=[scores.get(str(s)) for s in seats],
         ranks=ranks,
         finished_at=event.received_at or "",
-        # An aborted game (an organiser's abort, the length cap) is unrated.
-        rated=rated and result.get("reason") != "aborted",
+        # An aborted game (an organiser's abort, the length cap) is unrated, and so is
+        # one in which a seat left before its first decision.
+        rated=rated and reason is None,
+        unrated_reason=reason,
     )
 
 
@@ -189,6 +217,15 @@ class _Fold:
         self.records: dict[tuple[str, str], dict[str, Any]] = {}
         self.counts: dict[str, int] = {}
         self.recent: dict[str, list[str]] = {}
+        self.pairs: dict[tuple[str, str], list[str]] = {}
+
+    def pairing(self, game: str, pairing: str) -> list[str]:
+        """The finish times of the pairing's last counted games of this type."""
+        key = (game, pairing)
+        if key not in self.pairs:
+            raw = self.pipe.hget(pairs_key(game), pairing)
+            self.pairs[key] = json.loads(raw) if raw else []
+        return self.pairs[key]
 
     def record(self, game: str, player: str) -> dict[str, Any]:
         key = (game, player)
@@ -206,6 +243,14 @@ class _Fold:
         if not f.rated:
             self._casual(f)
             return
+        pairing = counting.pairing_of(f.players)
+        times = self.pairing(f.game, pairing)
+        if not counting.pairing_allows(times, f.finished_at):
+            self._casual(f, counting.REPEATED_PAIRING)
+            return
+        self.pairs[(f.game, pairing)] = [*counting.recent_counted(times, f.finished_at), f.finished_at][
+            -counting.PAIRING_LIMIT :
+        ]
         records = [self.record(f.game, p) for p in f.players]
         teams = [
             [model().create_rating([float(rec["mu"]), float(rec["sigma"])], name=p)]
@@ -246,8 +291,10 @@ class _Fold:
             }
             self.recent.setdefault(player, []).append(dumps(entry))
 
-    def _casual(self, f: _Finished) -> None:
-        """A casual game: on its players' pages, marked so; no rating moves."""
+    def _casual(self, f: _Finished, reason: str | None = None) -> None:
+        """A casual game, or a rated one that does not count (``reason``, else the
+        game's own): on its players' pages, marked so; no rating moves."""
+        reason = reason or f.unrated_reason
         for seat, player in enumerate(f.players):
             entry = {
                 "game_id": f.game_id,
@@ -260,6 +307,8 @@ class _Fold:
                 "rating_after": None,
                 "rated": False,
             }
+            if reason is not None:
+                entry["unrated_reason"] = reason
             self.recent.setdefault(player, []).append(dumps(entry))
 
     def write(self, pipe: Any) -> None:
@@ -269,7 +318,14 @@ class _Fold:
             by_game.setdefault(game, {})[player] = dumps(rec)
         for game, mapping in by_game.items():
             pipe.hset(stats_key(game), mapping=mapping)
-            pipe.zadd(board_key(game), {player: _board_score(self.records[(game, player)]) for player in mapping})
+            # Provisional ratings are not listed (a record's games only grow: once listed, listed).
+            listed = {
+                p: _board_score(self.records[(game, p)]) for p in mapping if not provisional(self.records[(game, p)])
+            }
+            if listed:
+                pipe.zadd(board_key(game), listed)
+        for (game, pairing), times in sorted(self.pairs.items()):
+            pipe.hset(pairs_key(game), pairing, dumps(times))
         if self.counts:
             pipe.hset(META, mapping={g: str(n) for g, n in sorted(self.counts.items())})
         for player, entries in sorted(self.recent.items()):
@@ -323,8 +379,11 @@ def step(r: redis.Redis, store: EventStore, batch: int = BATCH) -> int | None:
                 return 0
             _check_order(cursor, [row.cursor for row in rows])
             fold = _Fold(pipe)
+            # Which seats decided, for the rated games only (one query for the batch).
+            rated_ids = [row.game_id for row in rows if _players_of(row)[2]]
+            decided = store.decided_seats(rated_ids) if rated_ids else {}
             for row in rows:
-                finished = _finished(row, *_players_of(row))
+                finished = _finished(row, *_players_of(row), decided.get(row.game_id))
                 if finished is not None:
                     fold.apply(finished)
             pipe.multi()
@@ -410,6 +469,7 @@ def present(player: str, rec: dict[str, Any]) -> dict[str, Any]:
         "wins": rec["wins"],
         "average_score": float(fixed(rec["score_sum"] / scored, SHOW_DECIMALS)) if scored else None,
         "best_score": rec["best"],
+        "provisional": provisional(rec),
     }
 
 

@@ -38,7 +38,7 @@ from redis.commands.core import CoreCommands
 from projections import deadlines, game_lists, keys, publish
 from projections.boards import board_fields, dumps, info_of
 from service import redis_roles
-from service.core import clocks
+from service.core import clocks, counting
 from service.core.eventstore import EventStore, StoreUnavailable
 from service.core.pipeline import GAME_CREATED, GAME_FINISHED
 from service.core.records import START, Cursor, FoldBatch
@@ -73,7 +73,14 @@ def catch_up(
     for _ in range(retries):
         current = r.hmget(key, *_CURRENT)
         batch = store.read_for_fold(game_id, after=_version_of(current))
-        version, finished, write, _ = _prepare(game_id, current, batch, lambda: store.token_hashes(game_id), retention)
+        version, finished, write, _ = _prepare(
+            game_id,
+            current,
+            batch,
+            lambda: store.token_hashes(game_id),
+            retention,
+            lambda: store.decided_seats([game_id])[game_id],
+        )
         if write is None:
             return version, finished
         if _guarded(r, [(key, _version_of(current) or None, write)])[0]:
@@ -145,7 +152,12 @@ def catch_up_many(
         current = currents[gid]
         try:
             version, finished, write, state = _prepare(
-                gid, current, batch_of(gid), lambda gid=gid: hashes.get(gid, []), retention
+                gid,
+                current,
+                batch_of(gid),
+                lambda gid=gid: hashes.get(gid, []),
+                retention,
+                lambda gid=gid: store.decided_seats([gid])[gid],
             )
         except Exception as exc:
             failed[gid] = exc
@@ -374,10 +386,13 @@ def _prepare(
     batch: FoldBatch,
     token_hashes: Callable[[], list[bytes]],
     retention: int = 0,
+    decided: Callable[[], set[int]] | None = None,
 ) -> tuple[int, bool, _Write | None, Any]:
     """What to write for a game, given its hash's ``_CURRENT`` fields (or this
     process's :class:`Known` last write) and the events read after its checkpoint:
-    ``(version, finished, write or None, the engine's state folded)``."""
+    ``(version, finished, write or None, the engine's state folded)``.
+    ``decided``: the seats that made a decision of their own, asked only when a
+    rated game finishes (``service.core.counting``)."""
     if isinstance(current, Known):
         version, raw_state, raw_info, status = current.version, None, None, None
     else:
@@ -405,6 +420,11 @@ def _prepare(
     state = current.state if isinstance(current, Known) else orjson.loads(raw_state) if raw_state else None
     state = fold_batch(engine, batch, state)
     fields = board_fields(engine, info, state, batch.last_seq, finished, result=result, clock=batch.clock)
+    if closed and counting.asked_rated(info):
+        # Once per rated game, at its finish: did every seat make its first decision?
+        reason = counting.unrated_reason(info, result, decided() if decided else set())
+        if reason is not None:
+            fields["unrated_reason"] = reason
     first = not isinstance(current, Known) and raw_info is None
     if first:
         # Seat token hashes, so queries can tell seats apart without asking

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
+from schemas.invitations import InvitedOut
 from schemas.openapi import ref, results, typed, views
-from service.core import clocks
+from service.core import clocks, counting
 from service.games import registry
+
+#: The statuses of a game of accounts before it starts (service/core/invitations.py).
+PENDING_STATUSES = ("invited", "declined", "expired")
 
 # \Z, not $: a $ lets a trailing newline through ("ann\n").
 HANDLE = validate.Regexp(
@@ -111,10 +115,19 @@ class SeatOut(Schema):
 class CreateGameOut(Schema):
     id = fields.String(required=True, metadata={"format": "uuid"})
     game = fields.String(required=True)
-    version = fields.Integer(required=True)
-    seed_commitment = fields.String(required=True)
-    rules_version = fields.String(required=True)
+    version = fields.Integer(required=True, metadata={"description": "0 while the game waits for its invitations"})
+    seed_commitment = fields.String(metadata={"description": "Absent while the game waits for its invitations"})
+    rules_version = fields.String(metadata={"description": "Absent while the game waits for its invitations"})
     seats = fields.List(fields.Nested(SeatOut), required=True)
+    players = fields.List(fields.String(), metadata={"description": "A game of accounts: its players in seat order"})
+    status = fields.String(
+        validate=validate.OneOf(list(PENDING_STATUSES)),
+        metadata={"description": "A game of accounts: `invited` until every account accepts (docs/API.md, Consent)"},
+    )
+    invitations = fields.List(
+        fields.Nested(InvitedOut), metadata={"description": "A game of accounts: one per account, to accept"}
+    )
+    expires_at = fields.String(metadata={"description": "A game of accounts: when its invitations expire"})
     rated = fields.Boolean(metadata={"description": "Present for a game of accounts"})
     created_by = fields.String(metadata={"description": "The organiser who created it, if one did"})
     table = fields.String(metadata={"description": "The lobby table that started it"})
@@ -124,7 +137,11 @@ class GameOut(Schema):
     id = fields.String(required=True, metadata={"format": "uuid"})
     game = fields.String(required=True)
     version = fields.Integer(required=True)
-    status = fields.String(required=True, validate=validate.OneOf(["active", "finished"]))
+    status = fields.String(
+        required=True,
+        validate=validate.OneOf(["active", "finished", *PENDING_STATUSES]),
+        metadata={"description": "invited | declined | expired: a game of accounts that has not started (Consent)"},
+    )
     players = fields.List(fields.String(), required=True)
     to_act = fields.List(fields.Integer(), required=True)
     view = fields.Dict(required=True, metadata={"description": "The game's `<Game>View`", **typed(views())})
@@ -135,8 +152,20 @@ class GameOut(Schema):
     created_at = fields.String()
     seed_commitment = fields.String()
     rules_version = fields.String()
-    rated = fields.Boolean(metadata={"description": "Counts on the leaderboards (false: casual)"})
+    rated = fields.Boolean(metadata={"description": "Counts on the leaderboards (false: casual, or did not count)"})
+    unrated_reason = fields.String(
+        allow_none=True,
+        validate=validate.OneOf(list(counting.REASONS)),
+        metadata={
+            "description": "Why a game asked to be rated finished unrated (no_first_decision: a seat left before "
+            "its first decision; aborted); null otherwise"
+        },
+    )
     created_by = fields.String(allow_none=True, metadata={"description": "The organiser who created it, if one did"})
+    invitations = fields.List(
+        fields.Nested(InvitedOut), metadata={"description": "A game that has not started: each account's answer"}
+    )
+    expires_at = fields.String(metadata={"description": "A game that has not started: when its invitations expire"})
     clock = fields.Dict(
         allow_none=True,
         metadata={
@@ -179,7 +208,11 @@ class IntentOut(Schema):
 class GameSummaryOut(Schema):
     id = fields.String(required=True, metadata={"format": "uuid"})
     game = fields.String(required=True)
-    status = fields.String(required=True, validate=validate.OneOf(["active", "finished"]))
+    status = fields.String(
+        required=True,
+        # The same enum as GameOut's (a generated client shares it); lists hold started games only.
+        validate=validate.OneOf(["active", "finished", *PENDING_STATUSES]),
+    )
     players = fields.List(fields.String(), required=True)
     version = fields.Integer(required=True)
     created_at = fields.String(required=True)

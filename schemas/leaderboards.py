@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from service.core import counting
+
 
 # -- in ---------------------------------------------------------------------
 class PageArgs(Schema):
@@ -20,10 +22,14 @@ class RatingFields(Schema):
     )
     mu = fields.Float(required=True, metadata={"description": "Estimated skill"})
     sigma = fields.Float(required=True, metadata={"description": "Uncertainty of mu"})
-    games = fields.Integer(required=True, metadata={"description": "Finished games of this type"})
+    games = fields.Integer(required=True, metadata={"description": "Counted rated games of this type"})
     wins = fields.Integer(required=True, metadata={"description": "Games finished at rank 1 (shared firsts count)"})
     average_score = fields.Float(allow_none=True, required=True)
     best_score = fields.Raw(allow_none=True, required=True)
+    provisional = fields.Boolean(
+        required=True,
+        metadata={"description": "Fewer counted games than the leaderboard lists (docs/LEADERBOARDS.md)"},
+    )
 
 
 class LeaderboardEntryOut(RatingFields):
@@ -51,7 +57,9 @@ class LeaderboardListOut(Schema):
 
 class PlayerRatingOut(RatingFields):
     game = fields.String(required=True)
-    position = fields.Integer(allow_none=True, required=True, metadata={"description": "Place on that leaderboard"})
+    position = fields.Integer(
+        allow_none=True, required=True, metadata={"description": "Place on that leaderboard (null: provisional)"}
+    )
 
 
 class SeatResultOut(Schema):
@@ -71,7 +79,11 @@ class RecentGameOut(Schema):
     rating_after = fields.Float(
         required=True, allow_none=True, metadata={"description": "This player's rating after the game (null: casual)"}
     )
-    rated = fields.Boolean(metadata={"description": "False: a casual game, which moves no rating"})
+    rated = fields.Boolean(metadata={"description": "False: a casual game, or one that did not count"})
+    unrated_reason = fields.String(
+        validate=validate.OneOf(list(counting.REASONS)),
+        metadata={"description": "Why a game asked to be rated did not count (absent: casual, or counted)"},
+    )
 
 
 class PlayerOut(Schema):

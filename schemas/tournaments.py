@@ -11,6 +11,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from schemas.http import ClockIn
+from schemas.invitations import InvitedOut
 from service.tournaments.events import FORMATS, MAX_NAME, MAX_PLAYERS, MAX_REASON, MAX_TABLE_SIZE, SWISS
 
 STATUSES = ("registering", "running", "finished", "aborted")
@@ -151,6 +152,10 @@ class TournamentOut(Schema):
     withdrawals = fields.List(fields.Nested(WithdrawalOut), required=True)
     aborted = fields.Nested(AbortedOut, required=True, allow_none=True)
     bye_bot = fields.Nested(ByeBotOut, required=True, allow_none=True)
+    invitations = fields.List(
+        fields.Nested(InvitedOut),
+        metadata={"description": "A registration by handles: the invitations it made (each registers on accept)"},
+    )
 
 
 class TournamentTableOut(Schema):

@@ -157,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     say(f"tournament {tid} created: {size}")
     say(f"  seed commitment {t['seed_commitment']}")
     api.call("POST", f"/v1/tournaments/{tid}/players", okey, {"handles": handles})
+    # The organiser invites; each bot accepts with its own key (docs/API.md, "Consent").
+    for key in keys.values():
+        api.accept_all(key)
     started = api.call("POST", f"/v1/tournaments/{tid}/start", okey)
     say(f"registered {len(started['players'])} players; started (lot drawn, round 1 paired)")
     return play_out(api, url, tid, args.rounds, keys, idle, args, leaver=leaver)

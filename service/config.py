@@ -116,6 +116,10 @@ class Settings:
     trusted_proxies: int = 0
     #: Open tables one account may sit at (a player) or have opened (an organiser).
     max_open_tables: int = 10
+    #: Seconds an invitation to a game or a tournament stays open (docs/API.md, "Consent").
+    invitation_ttl_s: int = 86400
+    #: Invitations one organiser (or the operator) may have pending at once.
+    max_pending_invitations: int = 200
     #: A game whose stream reaches this many events ends, aborted and unrated
     #: (recorded in its stream; 0: no cap).  Recorded in each new game's
     #: ``GameCreated``, so changing it changes only games created afterwards.

@@ -87,6 +87,9 @@ TABLES: dict[str, str] = {
 EXCLUDED: dict[str, str] = {
     "snapshots": "derived: state snapshots of the cold command path, made again as games are played",
     "schema_migrations": "the applied migrations are in the header; a restore applies them itself",
+    # What consent produced is in the streams (GameCreated's "invited", PlayerRegistered).
+    "pending_games": "transient: games waiting for their invitations, which expire within QD_INVITATION_TTL_S",
+    "invitations": "transient: they expire within QD_INVITATION_TTL_S; a restore drops the pending ones",
 }
 
 #: Tables of the global feed: ``(tx_id, position)`` may be rebased on restore.

@@ -23,7 +23,7 @@ from typing import Any
 from marshmallow import ValidationError
 
 from schemas.intents import load_intent
-from service.core import canonical, clocks, pipeline
+from service.core import canonical, clocks, counting, pipeline
 from service.core.errors import (
     Conflicting,
     Forbidden,
@@ -43,8 +43,17 @@ from service.games.rng import commitment
 
 log = logging.getLogger(__name__)
 
-#: How often a command without ``expected_version`` is retried after losing a race.
+#: How often a command is retried after losing a race (one with ``expected_version`` only
+#: while it commutes with what won: :meth:`GameService.commutes`).
 _RETRIES = 3
+#: Events appended since an intent's ``expected_version`` beyond which it is not examined
+#: for commuting (a 409 at once): what one conflict may make the service read and fold.
+COMMUTE_HORIZON = 64
+
+
+class NotCommuting(Conflict):
+    """The stream moved past the intent's ``expected_version`` in a way that may change
+    what the intent means: the answer is the conflict, without retrying."""
 
 
 def now_iso() -> str:
@@ -310,7 +319,9 @@ class GameService:
                 except Conflict as conflict:
                     loaded.invalidate()
                     self.on_conflict()
-                    if expected_version is not None or attempt == _RETRIES - 1:
+                    # A lost race is decided again at the new head: at once without an
+                    # expected_version, else if it commutes with what won (NotCommuting if not).
+                    if isinstance(conflict, NotCommuting) or attempt == _RETRIES - 1:
                         raise self._conflict(loaded, expected_version, conflict.actual) from None
                 except DuplicateKey:
                     loaded.invalidate()
@@ -324,6 +335,45 @@ class GameService:
                     loaded.invalidate()
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def commutes(self, loaded: LoadedGame, seat: int, expected: int) -> bool:
+        """Whether an intent of ``seat`` that expected version ``expected`` may be decided at
+        the head (``loaded``, refreshed) as if nothing had come between (docs/API.md, "Version
+        conflicts"): it commutes with the events appended since when
+
+        * they are at most :data:`COMMUTE_HORIZON` events, every one of them caused by a
+          decision of another seat (no platform event: no resignation, timeout or abort);
+        * at ``expected`` the seats to act were several, ``seat`` among them (a simultaneous
+          phase), and ``seat`` is still to act at the head;
+        * ``seat``'s legal intents at the head are exactly those at ``expected``.
+
+        The intent is then decided against the head's state (its own events may differ:
+        the last seat to choose ends the phase), and appended at the head, which the store
+        still guards.  Called with ``loaded.lock`` held."""
+        head = loaded.version
+        if not 0 < expected < head or head - expected > COMMUTE_HORIZON or loaded.state is None:
+            return False
+        gid = loaded.record.game_id
+        between = self.store.read(gid, after=expected, upto=head)
+        if len(between) != head - expected:
+            return False
+        for e in between:
+            by = counting.is_decision(e.meta)
+            if e.type in pipeline.PLATFORM_EVENTS or by is None or by == seat:
+                return False
+        # The state at ``expected``: from the latest snapshot at or before it (at most
+        # snapshot_every events to fold), else from the start.
+        snap = self.store.latest_snapshot(gid, upto=expected)
+        base, state = (snap[0], snap[1]) if snap is not None else (0, None)
+        old = fold_stream(loaded.engine, self.store.read(gid, after=base, upto=expected), state)
+        if old is None:
+            return False
+        engine = loaded.engine
+        before = engine.to_act(old)
+        if len(before) < 2 or seat not in before or seat not in engine.to_act(loaded.state):
+            return False
+        legal_then = [c.to_json() for c in engine.legal(old, seat)]
+        return legal_then == [c.to_json() for c in engine.legal(loaded.state, seat)]
 
     def _conflict(self, loaded: LoadedGame, expected: int | None, actual: int | None) -> Conflicting:
         """The 409 of a lost race, with what a client needs to resync in one
@@ -363,8 +413,12 @@ class GameService:
         if expected_version is None or loaded.state is None or loaded.version != expected_version:
             self.refresh(loaded)
         version = loaded.version
-        if expected_version is not None and expected_version != version:
-            raise Conflict(expected_version, version)
+        if (
+            expected_version is not None
+            and expected_version != version
+            and (loaded.finished or not self.commutes(loaded, seat, expected_version))
+        ):
+            raise NotCommuting(expected_version, version)
         if loaded.finished:
             raise Refused("game_finished", "The game is over; no more intents are accepted.")
         engine, state = loaded.engine, loaded.state

@@ -26,6 +26,7 @@ from psycopg.types.json import Json, Jsonb
 from psycopg_pool import ConnectionPool
 
 from service.core import canonical
+from service.core.counting import is_decision
 from service.core.pooled import Pooled, StoreUnavailable
 from service.core.records import (
     START,
@@ -415,6 +416,28 @@ class EventStore(Pooled):
             ([uuid.UUID(g) for g in game_ids],),
         )
         return {r[0]: [bytes(h) for h in r[1]] for r in rows}
+
+    def decided_seats(self, game_ids: Sequence[str]) -> dict[str, set[int]]:
+        """For each game of ``game_ids``, the seats that made at least one decision of
+        their own (``service.core.counting.is_decision``), in one round trip.  Only a
+        decision's first event stores its meta; the distinct (seat, intent type) pairs
+        are few per game."""
+        # The seat as text, parsed here: a stream altered by hand must not stop the
+        # leaderboards with a cast error (a seat that is no integer is no decision).
+        rows = self._fetch(
+            "SELECT DISTINCT game_id::text, meta->>'seat', meta->'intent'->>'type', meta->>'auto'"
+            " FROM events WHERE game_id = ANY(%s) AND meta IS NOT NULL AND meta->>'seat' IS NOT NULL",
+            ([uuid.UUID(g) for g in game_ids],),
+        )
+        out: dict[str, set[int]] = {g: set() for g in game_ids}
+        for gid, raw_seat, kind, auto in rows:
+            if not raw_seat.isascii() or not raw_seat.isdigit():
+                continue
+            seat = int(raw_seat)
+            meta = {"seat": seat, "intent": {"type": kind}, "auto": auto == "true"}
+            if is_decision(meta) is not None:
+                out.setdefault(gid, set()).add(seat)
+        return out
 
     def secrets(self, game_id: str) -> tuple[bytes, list[bytes]]:
         """The seed and the per-seat token hashes (seat order)."""

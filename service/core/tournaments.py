@@ -91,6 +91,16 @@ class TournamentService:
         events = self.store.read(tournament_id)
         return Loaded(record, events, fold_stored(events))
 
+    def check(self, tournament_id: str, command: Command) -> Loaded:
+        """Decide ``command`` at the head and write nothing: the same refusals as
+        :meth:`execute` (an organiser's invitations are checked so before they are made)."""
+        seed = self.store.seed(tournament_id)
+        if seed is None:
+            raise not_found()
+        loaded = self.load(tournament_id)
+        decide(loaded.state, command, seed=seed)
+        return loaded
+
     # -- writing ---------------------------------------------------------------
     def create(self, command: CreateTournament) -> Loaded:
         """A new tournament: its seed drawn now and kept apart, its commitment in

@@ -24,6 +24,7 @@ from service.http import (
     bots,
     common,
     games,
+    invitations,
     leaderboards,
     limits,
     ops,
@@ -98,7 +99,7 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
     openapi.document(api)
     for module in (games, audit, leaderboards, ops, streams):
         api.register_blueprint(module.blp)
-    for module in (accounts, tables, bots, tournaments):
+    for module in (accounts, tables, bots, tournaments, invitations):
         api.register_blueprint(module.blp)
     games.install_lean_views(app)
 

@@ -20,12 +20,14 @@ from service.core.commands import GameService
 from service.core.eventstore import EventStore
 from service.core.house_bots import HouseBots
 from service.core.identity import GameAccess, Principal
+from service.core.invitations import Invitations
 from service.core.lobby import Limits, Lobby
 from service.core.tokens import hash_token
 from service.core.tournaments import TournamentService
 from service.games.base import ADMIN
 from service.http import waiting
 from service.http.errors import ApiError
+from service.tournaments.commands import RegisterPlayers
 
 
 @dataclass
@@ -65,6 +67,23 @@ class Services:
         """The tournaments' command side; each commit enqueues its projection
         (and, after a pairing, the worker's advance)."""
         return TournamentService(self.components.tournament_store, self.components.tournament_nudge)
+
+    @cached_property
+    def invitations(self) -> Invitations:
+        """Organisers invite, players accept (docs/API.md, "Consent"); an accepted
+        tournament invitation registers the account as its own key would."""
+
+        def register(tournament_id: str, handle: str) -> None:
+            self.tournaments.execute(tournament_id, RegisterPlayers((handle,), by=handle), by=handle)
+
+        return Invitations(
+            self.store.pool,
+            self.games,
+            register,
+            self.settings.pool_timeout,
+            ttl_s=self.settings.invitation_ttl_s,
+            max_pending=self.settings.max_pending_invitations,
+        )
 
     @cached_property
     def lobby(self) -> Lobby:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -28,18 +29,21 @@ from schemas.http import (
     MinVersionArgs,
 )
 from service import metrics
-from service.core import identity, pipeline
+from service.core import clocks, identity, pipeline
 from service.core.errors import DomainError
 from service.core.eventstore import StoreUnavailable
 from service.core.identity import GameAccess
-from service.games.base import ADMIN
+from service.games import registry
+from service.games.base import ADMIN, RuleViolation
+from service.games.rng import Rng
 from service.http import common, waiting
 from service.http.common import bearer, principal, services, viewer_for
 from service.http.errors import ApiError, not_found
+from service.http.invitations import announce_invitation
 
 blp = Blueprint("games", __name__, url_prefix="/v1/games", description="Create and play games")
 
-_FIELDS = ("version", "info", "status", "to_act", "result", "auth", "clock")
+_FIELDS = ("version", "info", "status", "to_act", "result", "auth", "clock", "unrated_reason")
 #: How long a read waits, at most, for a read model that is not there yet
 #: (its first projection still queued, or Redis flushed): it asks for a
 #: catch-up and waits; it never projects inside a request.
@@ -148,8 +152,7 @@ def create_game(body: dict[str, Any]) -> dict[str, Any]:
             if caller.kind == identity.NOBODY:
                 raise ApiError(401, "key_required", "Seating accounts needs an organiser's key.")
             raise ApiError(403, "organiser_key_required", "Only an organiser's key (or the operator) seats accounts.")
-        players = [a.handle for a in svc.accounts.players(players)]
-        terms = {"accounts": [True] * len(players), "rated": bool(body.get("rated"))}
+        return invite(body, svc.accounts.players(players), caller)
     elif body.get("rated"):
         raise ApiError(422, "rated_needs_accounts", "Only a game of accounts can be rated: send 'accounts': true.")
     else:
@@ -171,6 +174,45 @@ def _no_house_bot_names(names: list[str]) -> None:
             "Names of the form '<game>-bot-<level>' are the house bots'; a casual seat cannot take one.",
             {"names": reserved},
         )
+
+
+def invite(body: dict[str, Any], accounts: list[Any], caller: Any) -> dict[str, Any]:
+    """An organiser's game of accounts waits for every account to accept
+    (docs/API.md, "Consent"): the answer is the pending game, ``"status": "invited"``."""
+    svc = services()
+    game = body["game"]
+    try:
+        engine = registry.get(game)
+    except registry.UnknownGame:
+        raise ApiError(422, "unknown_game", f"No game called {game!r}.", {"games": registry.names()}) from None
+    if not engine.min_players <= len(accounts) <= engine.max_players:
+        raise ApiError(
+            422,
+            "invalid_player_count",
+            f"{game} is played by {engine.min_players} to {engine.max_players} players, not {len(accounts)}.",
+        )
+    try:
+        clock = clocks.resolve(body.get("clock"), svc.settings.default_deadline_s)
+    except clocks.InvalidClock as exc:
+        raise ApiError(422, "invalid_clock", str(exc)) from None
+    try:
+        # Options the game refuses are refused now, not at the last accept (a throwaway seed).
+        engine.setup(len(accounts), body["options"], Rng(secrets.token_bytes(32), domain=pipeline.SETUP_DOMAIN))
+    except RuleViolation as rv:
+        raise ApiError(422, rv.code, rv.message, rv.details) from None
+    pending, made = svc.invitations.invite_to_game(
+        game,
+        accounts,
+        body["options"],
+        rated=bool(body.get("rated")),
+        clock=clock,
+        created_by=caller.handle if caller.is_organiser else None,
+        inviter=caller.handle if caller.is_organiser else "operator",
+    )
+    for invitation in made:
+        announce_invitation(invitation["player"], {"id": invitation["id"], "kind": "game", "game_id": pending["id"]})
+    seats = [{"seat": i, "player": p, "account": True} for i, p in enumerate(pending["players"])]
+    return pending | {"seats": seats}
 
 
 @blp.route("", methods=["GET"])
@@ -195,8 +237,14 @@ def get_game(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
     """The game as the caller may see it: a seat token shows that seat's view,
     the organiser token everything, no token the public view."""
     gid = str(game_id)
-    viewer = _viewer(gid)
-    model = _read(gid, board_names(viewer), args.get("min_version"))
+    try:
+        viewer = _viewer(gid)
+        model = _read(gid, board_names(viewer), args.get("min_version"))
+    except ApiError as err:
+        # A game of accounts that waits for its invitations (docs/API.md, "Consent").
+        if err.status == 404 and (pending := services().invitations.pending_game(gid)) is not None:
+            return pending
+        raise
     return board_body(gid, viewer, model)
 
 
@@ -224,8 +272,10 @@ def board_body(gid: str, viewer: Any, model: dict[str, Any]) -> dict[str, Any]:
         "created_at": info["created_at"],
         "seed_commitment": info["seed_commitment"],
         "rules_version": info["rules_version"],
-        # Games from before accounts are casual (docs/API.md "Rated and casual games").
-        "rated": bool(info.get("rated", False)),
+        # Games from before accounts are casual (docs/API.md "Rated and casual games"); a game
+        # asked to be rated that did not count says why (service/core/counting.py).
+        "rated": bool(info.get("rated", False)) and not model.get("unrated_reason"),
+        "unrated_reason": model["unrated_reason"].decode() if model.get("unrated_reason") else None,
         "created_by": info.get("created_by"),
         # As of this version (service/core/clocks.py); games from before clocks have none.
         "clock": json.loads(model["clock"]) if model.get("clock") else None,

@@ -40,6 +40,7 @@ from projections import game_lists, keys
 from schemas import openapi
 from schemas.http import ErrorOut, GameOut
 from service.core import identity
+from service.core.pooled import StoreUnavailable
 from service.games.base import ADMIN
 from service.http import games, resume, waiting
 from service.http.common import principal, require_account, services
@@ -428,10 +429,14 @@ CATCH_UP_GAMES = 100
 
 class AccountLine(Schema):
     type = fields.String(
-        required=True, metadata={"description": "`your_turn`, `table_started`, `game_finished`, `ping` or `end`"}
+        required=True,
+        metadata={"description": "`your_turn`, `table_started`, `game_finished`, `invitation`, `ping` or `end`"},
     )
     game_id = fields.String()
     table_id = fields.String()
+    invitation_id = fields.String(metadata={"description": "`invitation`: accept or decline it (docs/API.md, Consent)"})
+    kind = fields.String(metadata={"description": "`invitation`: `game` or `tournament`"})
+    tournament_id = fields.String(metadata={"description": "`invitation` of kind `tournament`"})
     version = fields.Integer()
     reason = fields.String(metadata={"description": "`end`: shutdown | max_duration"})
 
@@ -452,6 +457,20 @@ def _turns_now(r: redis.Redis, handle: str) -> Iterator[dict[str, Any]]:
             player = parsed["players"][seat] if seat < len(parsed["players"]) else None
             if player and seat < len(flags) and flags[seat] and identity.handle_key(player) == mine:
                 yield {"type": "your_turn", "game_id": gid, "version": int(version)}
+
+
+def _invitations_now(invitations: Any, account: Any) -> list[dict[str, Any]]:
+    """``invitation`` for each of the account's pending invitations: a stream (re)started
+    misses none that came while it was away (PostgreSQL away: none, the stream goes on)."""
+    try:
+        pending = invitations.pending_for(account)
+    except StoreUnavailable:
+        return []
+    return [
+        {"type": "invitation", "invitation_id": i["id"], "kind": i["kind"]}
+        | {k: i[k] for k in ("game_id", "tournament_id") if k in i}
+        for i in pending
+    ]
 
 
 @blp.route("/account/stream", methods=["GET"])
@@ -480,6 +499,9 @@ def account_stream() -> Response:
     hub = waiting.hub()
     settings = svc.settings
     handle = caller.account.handle
+    account = caller.account
+    # Captured here: the body runs after the request's context is gone.
+    invitations = svc.invitations
     is_sse = wants_sse()
     slots = open_slots()
     r = svc.redis
@@ -499,6 +521,8 @@ def account_stream() -> Response:
             with contextlib.suppress(redis.RedisError):
                 for line in _turns_now(r, handle):
                     yield frame(line)
+            for line in _invitations_now(invitations, account):
+                yield frame(line)
             started = time.monotonic()
             next_ping = started + settings.stream_ping_seconds
             while True:

@@ -40,6 +40,7 @@ from service.games import registry
 from service.http import limits
 from service.http.common import principal, require_account, require_admin, services
 from service.http.errors import ApiError, unavailable
+from service.http.invitations import announce_invitation
 from service.tournaments.commands import (
     AbortTournament,
     CreateTournament,
@@ -178,9 +179,24 @@ def register_players(body: dict[str, Any], tournament_id: Any) -> dict[str, Any]
             raise ApiError(403, "not_your_tournament", _NOT_YOURS)
         # Players by their accounts' own spelling (404 account_not_found names the others).
         accounts = svc.accounts.players(handles)
-        command = RegisterPlayers(tuple(a.handle for a in accounts), by=caller.handle)
+        return invite_players(
+            tid, accounts, caller, RegisterPlayers(tuple(a.handle for a in accounts), by=caller.handle)
+        )
     loaded, _ = svc.tournaments.execute(tid, command, by=command.by)
     return _answer(loaded)
+
+
+def invite_players(tid: str, accounts: list[Any], caller: Any, command: RegisterPlayers) -> dict[str, Any]:
+    """An organiser's registration by handles invites (docs/API.md, "Consent"): each
+    account is registered when it accepts with its own key.  Refused as the
+    registration itself would be (closed, already registered, full); the answer is the
+    tournament as it stands, with the invitations made."""
+    svc = services()
+    loaded = svc.tournaments.check(tid, command)
+    made, _ = svc.invitations.invite_to_tournament(tid, accounts, caller.handle if caller.is_organiser else "operator")
+    for invitation in made:
+        announce_invitation(invitation["player"], {"id": invitation["id"], "kind": "tournament", "tournament_id": tid})
+    return _answer(loaded) | {"invitations": made}
 
 
 @blp.route("/<uuid:tournament_id>/start", methods=["POST"])

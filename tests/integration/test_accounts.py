@@ -8,7 +8,7 @@ import hashlib
 
 import pytest
 from support import auth
-from support.accounts import organiser, register, unique
+from support.accounts import accept_invitations, organiser, register, unique
 
 from projections.runner import project_game
 
@@ -115,6 +115,9 @@ def test_an_organiser_seats_accounts_whose_keys_act_for_their_seats(client, ctx,
     game = created.get_json()
     assert game["rated"] is True and "created_by" in game
     assert all("token" not in s and s["account"] is True for s in game["seats"])
+    # Seated once each account accepts with its own key (docs/API.md, "Consent").
+    assert game["status"] == "invited"
+    accept_invitations(client, [ann_key, bob_key])
     gid = game["id"]
     project_game(ctx.redis, ctx.store, gid)
     view = client.get(f"/v1/games/{gid}", headers=auth(ann_key)).get_json()

@@ -17,7 +17,7 @@ import redis
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from support import auth, play_fast, wait_for_feed_horizon
-from support.accounts import organiser, register, unique
+from support.accounts import accept_invitations, organiser, register, unique
 from support.databases import fresh_settings, redis_dbs
 
 from projections import keys, leaderboards
@@ -72,6 +72,7 @@ def _populate(client, app, ctx, settings, run_worker) -> None:
     tid = client.post("/v1/tournaments", json=terms, headers=auth(okey)).get_json()["id"]
     resp = client.post(f"/v1/tournaments/{tid}/players", json={"handles": list(keys)}, headers=auth(okey))
     assert resp.status_code == 200, resp.get_json()
+    accept_invitations(client, keys.values())
     assert client.post(f"/v1/tournaments/{tid}/start", headers=auth(okey)).status_code == 200
     run_worker()
     table_game = client.get(f"/v1/tournaments/{tid}/rounds/1").get_json()["tables"][0]["game_id"]

@@ -89,9 +89,36 @@ def api_pages(client) -> dict[str, bytes]:
     return pages
 
 
-def append_finish(svc: GameService, gid: str, result: dict[str, Any]) -> None:
+def first_decisions(svc: GameService, created: dict[str, Any], seed: int = 0) -> None:
+    """Random legal intents until every seat has made its first decision: a rated
+    game counts only then (docs/LEADERBOARDS.md, "What counts")."""
+    gid, chooser = created["id"], random.Random(seed)
+    tokens = {s["seat"]: s["token"] for s in created["seats"]}
+    decided: set[int] = set()
+    while len(decided) < len(tokens):
+        loaded = svc.load(gid)
+        with loaded.lock:
+            svc.refresh(loaded)
+            assert not loaded.finished
+            seat = loaded.engine.to_act(loaded.state)[0]
+            command = chooser.choice(loaded.engine.legal(loaded.state, seat))
+        svc.submit(gid, tokens[seat], command.to_json(), None, None, "")
+        decided.add(seat)
+
+
+@pytest.fixture
+def listed_at_once(ctx, monkeypatch):
+    """Ratings listed from their first counted game (tests of ties and paging, not of
+    provisional ratings); the leaderboards are folded again with the real threshold after."""
+    monkeypatch.setattr(lb, "PROVISIONAL_GAMES", 1)
+    yield
+    monkeypatch.undo()
+    lb.consume(ctx.redis, ctx.store, rebuild=True)
+
+
+def append_finish(svc: GameService, gid: str, result: dict[str, Any], at: str | None = None) -> None:
     """Close a stream with a ``GameFinished`` carrying ``result`` (a result
-    the engines rarely produce at random, such as ties)."""
+    the engines rarely produce at random, such as ties); ``at``: its time."""
     loaded = svc.load(gid)
     # Only results the published schema allows: the API's game list shows them, and the schemathesis
     # test (tests/fuzz) checks that list against the schema when it shares the session's database.
@@ -99,7 +126,7 @@ def append_finish(svc: GameService, gid: str, result: dict[str, Any]) -> None:
     assert not problems, f"not a {loaded.engine.name} result: {problems}"
     with loaded.lock:
         svc.refresh(loaded)
-        meta = {"intent_id": str(uuid.uuid4()), "seat": None, "received_at": now_iso(), "intent": None}
+        meta = {"intent_id": str(uuid.uuid4()), "seat": None, "received_at": at or now_iso(), "intent": None}
         data = finished_data(result, loaded.seed, loaded.last_hash)
         svc.store.append(
             gid,
@@ -184,10 +211,11 @@ def test_twenty_games_finishing_concurrently_on_four_apps_equal_a_rebuild(settin
     print(f"20 games: fast-forward {forwarded - started:.1f}s, total {elapsed:.1f}s")
 
 
-def test_ties_share_the_rating_update_and_both_win(ctx, client):
+def test_ties_share_the_rating_update_and_both_win(ctx, client, listed_at_once):
     svc = quiet_service(ctx.store)
     ann, bob, cy = handles("ann", "bob", "cy")
     created = svc.create_game("nauticus", [ann, bob, cy], {}, rated=True)
+    first_decisions(svc, created)
     result = {
         "scores": {"0": 40, "1": 40, "2": 12},
         "ranks": {"0": 1, "1": 1, "2": 3},
@@ -260,6 +288,8 @@ def test_a_late_commit_is_folded_in_order_not_skipped(settings, ctx):
     ann, bob = handles("ann", "bob")
     first = svc.create_game("nauticus", [ann, bob], {}, rated=True)
     second = svc.create_game("nauticus", [ann, bob], {}, rated=True)
+    first_decisions(svc, first)
+    first_decisions(svc, second)
     done = {"scores": {"0": 1, "1": 2}, "ranks": {"0": 2, "1": 1}, "ranking": [1, 0], "breakdown": {}, "tiebreak": None}
     with psycopg.connect(settings.database_url) as held:
         held.execute("SELECT pg_current_xact_id()")  # takes an xid, stays open
@@ -272,11 +302,12 @@ def test_a_late_commit_is_folded_in_order_not_skipped(settings, ctx):
     assert recent == [first["id"], second["id"]], "newest (last committed) first"
 
 
-def test_leaderboard_http_shapes_paging_and_errors(ctx, client):
+def test_leaderboard_http_shapes_paging_and_errors(ctx, client, listed_at_once):
     svc = quiet_service(ctx.store)
     names = handles("p0", "p1", "p2", "p3")
     for k in range(3):
         created = svc.create_game("nautilus-industries", names, {}, rated=True)
+        first_decisions(svc, created, seed=k)
         order = names[k:] + names[:k]
         ranks = {str(names.index(p)): i + 1 for i, p in enumerate(order)}
         scores = {s: 100 - 10 * r for s, r in ranks.items()}
@@ -325,6 +356,7 @@ def test_rebuild_while_live_consumers_run_still_equals_a_clean_rebuild(ctx):
     ann, bob, cy = handles("ann", "bob", "cy")
     for k in range(4):
         created = svc.create_game("nauticus", [ann, bob, cy], {}, rated=True)
+        first_decisions(svc, created, seed=k)
         ranks = {"0": 1 + k % 3, "1": 1 + (k + 1) % 3, "2": 1 + (k + 2) % 3}
         scores = {s: 10 * r for s, r in ranks.items()}
         ranking = [int(s) for s in sorted(ranks, key=ranks.get)]
@@ -332,6 +364,8 @@ def test_rebuild_while_live_consumers_run_still_equals_a_clean_rebuild(ctx):
             svc,
             created["id"],
             {"scores": scores, "ranks": ranks, "ranking": ranking, "breakdown": {}, "tiebreak": None},
+            # A day apart: the same three players count every time (counting.PAIRING_WINDOW_S).
+            at=f"2031-01-{k + 1:02d}T12:00:00.000000Z",
         )
     fold_until(ctx, lambda: json.loads(ctx.redis.hget(lb.stats_key("nauticus"), cy) or b'{"games":0}')["games"] == 4)
     stop = threading.Event()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from support import auth, wait_for_feed_horizon
@@ -90,13 +91,10 @@ def test_only_the_rated_game_moves_the_leaderboard(app, client, ctx):
     play_to_the_end(app, casual["id"], {s["seat"]: {"token": s["token"]} for s in casual["seats"]}, seed=2)
     fold(ctx)
 
-    board = client.get("/v1/leaderboards/nauticus?limit=500").get_json()
-    mine = {e["player"]: e for e in board["entries"] if e["player"] in (ann, bob)}
-    assert set(mine) == {ann, bob}
-    assert all(e["games"] == 1 for e in mine.values()), mine
     for handle in (ann, bob):
         page = client.get(f"/v1/players/{handle}").get_json()
-        assert [r["games"] for r in page["ratings"]] == [1]
+        # One counted game: a provisional rating (docs/LEADERBOARDS.md, "Provisional ratings").
+        assert [(r["games"], r["provisional"], r["position"]) for r in page["ratings"]] == [(1, True, None)]
         recent = {e["game_id"]: e for e in page["recent"]}
         assert recent[gid]["rated"] is True and isinstance(recent[gid]["rating_after"], float)
         assert recent[casual["id"]]["rated"] is False and recent[casual["id"]]["rating_after"] is None
@@ -137,4 +135,142 @@ def test_leaderboards_of_an_older_format_are_folded_again(ctx):
     fold(ctx)
     assert ctx.redis.hget(lb.stats_key("nauticus"), stale) is None
     assert ctx.redis.get(lb.FORMAT_KEY) == lb.FORMAT.encode()
+    assert leaderboard_keys(ctx.redis) == live
+
+
+# -- What counts (docs/LEADERBOARDS.md "What counts"; service/core/counting.py) ----------------
+
+
+def rated_table_game(app, client, keys: dict[str, str]) -> tuple[str, dict[int, dict[str, Any]]]:
+    """A rated game of two accounts through the lobby: the first opens a table, the second
+    joins.  Returns the game and its actors by seat."""
+    accounts = app.extensions["quarterdeck"].accounts
+    (first, first_key), (second, second_key) = keys.items()
+    table = client.post(
+        "/v1/tables", json={"game": "nauticus", "seats": 2, "rated": True}, headers=auth(first_key)
+    ).get_json()
+    joined = client.post(f"/v1/tables/{table['id']}/join", headers=auth(second_key))
+    assert joined.status_code in (200, 201), joined.get_json()
+    gid = joined.get_json()["game_id"]
+    players = app.extensions["quarterdeck"].store.read(gid, upto=1)[0].data["players"]
+    actors = {seat: {"principal": Principal(ACCOUNT, accounts.by_key(keys[h]))} for seat, h in enumerate(players)}
+    return gid, actors
+
+
+def resign(app, gid: str, actor: dict[str, Any]) -> None:
+    games = app.extensions["quarterdeck"].games
+    games.submit(gid, None, {"type": "resign"}, None, None, f"{gid}-resign", principal=actor["principal"])
+
+
+class Clock:
+    """The game service's "now", set by the test: a day's games in a few seconds."""
+
+    def __init__(self, start: str = "2031-01-01T00:00:00"):
+        self.at = datetime.fromisoformat(start).replace(tzinfo=UTC)
+
+    def __call__(self) -> str:
+        return self.at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    def advance(self, **delta: float) -> None:
+        self.at += timedelta(**delta)
+
+
+def test_a_rated_game_left_before_every_first_decision_finishes_unrated(app, client, ctx):
+    """The sybil's game: a second account joins a rated table and resigns at once."""
+    ann, ann_key = register(client)
+    bob, bob_key = register(client, unique("bob"))
+    gid, actors = rated_table_game(app, client, {ann: ann_key, bob: bob_key})
+    players = ctx.store.read(gid, upto=1)[0].data["players"]
+    resign(app, gid, actors[players.index(bob)])
+    fold(ctx)
+    project_game(ctx.redis, ctx.store, gid)
+    shown = client.get(f"/v1/games/{gid}").get_json()
+    assert shown["status"] == "finished"
+    assert (shown["rated"], shown["unrated_reason"]) == (False, "no_first_decision")
+    for handle in (ann, bob):
+        page = client.get(f"/v1/players/{handle}").get_json()
+        assert page["ratings"] == [], page
+        assert [(e["rated"], e.get("unrated_reason")) for e in page["recent"]] == [(False, "no_first_decision")]
+    listed = client.get("/v1/games?rated=true&limit=100").get_json()["games"]
+    assert gid not in {g["id"] for g in listed}
+
+
+def test_a_rated_game_resigned_after_both_first_decisions_counts(app, client, ctx):
+    ann, ann_key = register(client)
+    bob, bob_key = register(client, unique("bob"))
+    gid, actors = rated_table_game(app, client, {ann: ann_key, bob: bob_key})
+    games = app.extensions["quarterdeck"].games
+    chooser = random.Random(5)
+    decided: set[int] = set()
+    posted = 0
+    while decided != {0, 1}:
+        loaded = games.load(gid)
+        with loaded.lock:
+            games.refresh(loaded)
+            seat = loaded.engine.to_act(loaded.state)[0]
+            command = chooser.choice(loaded.engine.legal(loaded.state, seat))
+        games.submit(gid, None, command.to_json(), None, None, f"{gid}-{posted}", principal=actors[seat]["principal"])
+        decided.add(seat)
+        posted += 1
+    resign(app, gid, actors[0])
+    fold(ctx)
+    project_game(ctx.redis, ctx.store, gid)
+    shown = client.get(f"/v1/games/{gid}").get_json()
+    assert (shown["status"], shown["rated"], shown["unrated_reason"]) == ("finished", True, None)
+    page = client.get(f"/v1/players/{ann}").get_json()
+    assert [r["games"] for r in page["ratings"]] == [1]
+
+
+def test_repeated_pairings_stop_counting_within_the_window_and_provisional_ratings_are_not_listed(app, client, ctx):
+    """At most counting.PAIRING_LIMIT games of the same accounts count in any
+    PAIRING_WINDOW_S; a rating is listed from lb.PROVISIONAL_GAMES counted games."""
+    from service.core import counting
+
+    games = app.extensions["quarterdeck"].games
+    clock = Clock()
+    ann, ann_key = register(client)
+    bob, bob_key = register(client, unique("bob"))
+    pair = {ann: ann_key, bob: bob_key}
+    ids = []
+    with_now = games.now
+    games.now = clock
+    try:
+        # PAIRING_LIMIT + 1 games in one hour: the last does not count.
+        for i in range(counting.PAIRING_LIMIT + 1):
+            gid, actors = rated_table_game(app, client, pair)
+            play_to_the_end(app, gid, actors, seed=10 + i)
+            ids.append(gid)
+            clock.advance(minutes=10)
+        fold(ctx)
+        page = client.get(f"/v1/players/{ann}").get_json()
+        assert [r["games"] for r in page["ratings"]] == [counting.PAIRING_LIMIT]
+        recent = {e["game_id"]: e for e in page["recent"]}
+        assert [(recent[g]["rated"], recent[g].get("unrated_reason")) for g in ids] == [(True, None)] * (
+            counting.PAIRING_LIMIT
+        ) + [(False, "repeated_pairing")]
+        # Still provisional: on the player's page, not on the leaderboard.
+        assert page["ratings"][0]["provisional"] is True and page["ratings"][0]["position"] is None
+        board = client.get("/v1/leaderboards/nauticus?limit=500").get_json()
+        assert not {ann, bob} & {e["player"] for e in board["entries"]}
+
+        # A window later, the same pair counts again, until the ratings are listed.
+        clock.advance(seconds=counting.PAIRING_WINDOW_S)
+        for i in range(lb.PROVISIONAL_GAMES - counting.PAIRING_LIMIT):
+            gid, actors = rated_table_game(app, client, pair)
+            play_to_the_end(app, gid, actors, seed=20 + i)
+            clock.advance(minutes=10)
+    finally:
+        games.now = with_now
+    fold(ctx)
+    page = client.get(f"/v1/players/{ann}").get_json()
+    assert [(r["games"], r["provisional"]) for r in page["ratings"]] == [(lb.PROVISIONAL_GAMES, False)]
+    board = client.get("/v1/leaderboards/nauticus?limit=500").get_json()
+    listed = {e["player"]: e for e in board["entries"]}
+    assert {ann, bob} <= set(listed)
+    assert listed[ann]["position"] == page["ratings"][0]["position"]
+    assert board["total"] == len(board["entries"])
+
+    # Live equals rebuild, byte for byte (the pairings' finish times included).
+    live = leaderboard_keys(ctx.redis)
+    lb.consume(ctx.redis, ctx.store, rebuild=True)
     assert leaderboard_keys(ctx.redis) == live

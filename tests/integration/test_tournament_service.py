@@ -11,7 +11,7 @@ import threading
 
 import pytest
 from support import auth
-from support.accounts import organiser, register, unique
+from support.accounts import accept_invitations, organiser, register, unique
 
 from projections import publish
 from projections import tournaments as tview
@@ -155,6 +155,7 @@ def test_trn_015_bad_input_is_refused_and_nothing_is_written(client, ctx, settin
 
     rest = [h for h in keys if h != ann]
     assert client.post(f"/v1/tournaments/{tid}/players", json={"handles": rest}, headers=auth(okey)).status_code == 200
+    accept_invitations(client, [keys[h] for h in rest])
     resp = client.post(f"/v1/tournaments/{tid}/start", headers=auth(other_key))
     assert resp.status_code == 403 and resp.get_json()["error"]["code"] == "not_your_tournament"
     resp = client.post(f"/v1/tournaments/{tid}/start", headers=auth(ann_key))
@@ -196,7 +197,9 @@ def test_trn_012_013_014_a_tournament_runs_itself_audits_and_verifies(
     t = create(client, okey, rounds=2, clock={"type": "deadline", "per_decision_s": 3600})
     tid = t["id"]
     resp = client.post(f"/v1/tournaments/{tid}/players", json={"handles": list(keys)}, headers=auth(okey))
-    assert resp.status_code == 200 and len(resp.get_json()["players"]) == 8
+    # Invitations: registered as each accepts (docs/API.md, "Consent").
+    assert resp.status_code == 200 and len(resp.get_json()["invitations"]) == 8
+    accept_invitations(client, keys.values())
     assert client.post(f"/v1/tournaments/{tid}/start", headers=auth(okey)).status_code == 200
     first = next(iter(keys))
     news = ctx.redis.pubsub()
@@ -276,6 +279,7 @@ def test_trn_012_advancing_twice_at_once_creates_each_game_once(client, ctx, set
     keys = players(client, 8)
     tid = create(client, okey, rounds=1)["id"]
     client.post(f"/v1/tournaments/{tid}/players", json={"handles": list(keys)}, headers=auth(okey))
+    accept_invitations(client, keys.values())
     client.post(f"/v1/tournaments/{tid}/start", headers=auth(okey))
     # The worker's runner in two threads: two jobs advancing at once (each on its own connections).
     runners = [tjobs.runner(ctx), tjobs.runner(ctx)]

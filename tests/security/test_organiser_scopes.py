@@ -10,7 +10,7 @@ import random
 
 import pytest
 from support import auth
-from support.accounts import organiser, register, unique
+from support.accounts import accept_invitations, organiser, register, unique
 
 from projections.runner import project_game
 
@@ -32,6 +32,7 @@ def world(client, ctx, settings):
         headers=auth(cup_key),
     )
     assert created.status_code == 201, created.get_json()
+    accept_invitations(client, [ann_key, bob_key])
     gid = created.get_json()["id"]
     keys = {0: ann_key, 1: bob_key}
     rng = random.Random(5)

@@ -29,3 +29,17 @@ def organiser(client, settings, handle: str | None = None) -> tuple[str, str]:
     assert resp.status_code == 201, resp.get_json()
     assert resp.get_json()["kind"] == "organiser"
     return handle, resp.get_json()["key"]
+
+
+def accept_invitations(client, keys) -> list[dict]:
+    """Each account (by key) accepts every invitation it has pending (docs/API.md,
+    "Consent"): the organiser's games of accounts start, its registrations count."""
+    answers = []
+    for key in keys:
+        listed = client.get("/v1/account/invitations", headers=auth(key))
+        assert listed.status_code == 200, listed.get_json()
+        for invitation in listed.get_json()["invitations"]:
+            resp = client.post(f"/v1/invitations/{invitation['id']}/accept", headers=auth(key))
+            assert resp.status_code == 200, resp.get_json()
+            answers.append(resp.get_json())
+    return answers

@@ -11,7 +11,7 @@ from typing import Any
 from projections import tournaments as tview
 from projections.runner import project_game
 from support import auth, play
-from support.accounts import organiser, register, unique
+from support.accounts import accept_invitations, organiser, register, unique
 from workers import tournaments as tjobs
 
 
@@ -75,6 +75,7 @@ def run_tournament(
     tid = resp.get_json()["id"]
     resp = client.post(f"/v1/tournaments/{tid}/players", json={"handles": list(keys)}, headers=auth(okey))
     assert resp.status_code == 200, resp.get_json()
+    accept_invitations(client, keys.values())
     resp = client.post(f"/v1/tournaments/{tid}/start", headers=auth(okey))
     assert resp.status_code == 200, resp.get_json()
     work(ctx, tid)

@@ -207,7 +207,9 @@ class Client:
         Not resent after a connection error: if the answer was lost the game
         may exist, and a resend would create a second one.  With an
         organiser's ``key`` and ``accounts=True`` the players are accounts
-        (no tokens: each plays with its own key), and ``rated=True`` counts."""
+        (no tokens: each plays with its own key), and ``rated=True`` counts; the
+        game then waits (``"status": "invited"``) until each account accepts
+        (:meth:`accept_all` with its key)."""
         body: dict[str, Any] = {"game": game, "players": players, "options": options or {}}
         if accounts:
             body |= {"accounts": True, "rated": rated}
@@ -307,6 +309,19 @@ class Client:
     def account(self, key: str) -> dict[str, Any]:
         """``GET /v1/account``: whose key this is."""
         return self.call("GET", "/v1/account", key)
+
+    def invitations(self, key: str) -> list[dict[str, Any]]:
+        """``GET /v1/account/invitations``: the account's pending invitations (docs/API.md "Consent")."""
+        return self.call("GET", "/v1/account/invitations", key)["invitations"]
+
+    def answer_invitation(self, invitation_id: str, key: str, accept: bool = True) -> dict[str, Any]:
+        """``POST /v1/invitations/{id}/accept`` (or ``/decline``) with the invited account's key."""
+        return self.call("POST", f"/v1/invitations/{invitation_id}/{'accept' if accept else 'decline'}", key)
+
+    def accept_all(self, key: str) -> list[dict[str, Any]]:
+        """Accept every pending invitation of the account: a game of accounts starts
+        once each of its players accepted; a tournament invitation registers."""
+        return [self.answer_invitation(i["id"], key) for i in self.invitations(key)]
 
     def rotate_key(self, key: str) -> str:
         """``POST /v1/account/key``: a new key; the old one stops at once."""

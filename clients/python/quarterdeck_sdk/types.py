@@ -37,7 +37,8 @@ class Board(TypedDict):
     id: str
     game: str
     version: int
-    status: str  # "active" | "finished"
+    #: "active" | "finished"; a game of accounts before it starts: "invited" | "declined" | "expired".
+    status: str
     players: list[str]
     #: Seats that may post an intent now (with simultaneous choices, only those still to choose).
     to_act: list[int]

@@ -1,0 +1,112 @@
+"""Simultaneous choices never 409 when they commute (docs/API.md, "Version conflicts";
+issue 33 item 12), against real PostgreSQL: in Waters of Nereus both seats choose their
+crews at the same version (rules: stage 1, the crews are chosen at once), posted at the
+same moment through two command services (two API workers, each with its own cache) and
+through one; both are accepted, and what does not commute still conflicts."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+import pytest
+
+from service.core.commands import GameService
+from service.core.errors import Conflicting
+
+
+def service(store) -> GameService:
+    return GameService(store, lambda _gid: None)
+
+
+def at_crew_choice(svc: GameService) -> tuple[dict[str, Any], int, dict[int, dict[str, Any]]]:
+    """A 2-seat Waters of Nereus game played (first legal intents) to its first
+    simultaneous crew choice: the game, the version, each seat's first legal crew."""
+    created = svc.create_game("waters-of-nereus", [f"a{uuid.uuid4().hex[:6]}", f"b{uuid.uuid4().hex[:6]}"], {})
+    tokens = {s["seat"]: s["token"] for s in created["seats"]}
+    gid = created["id"]
+    while True:
+        loaded = svc.load(gid)
+        with loaded.lock:
+            svc.refresh(loaded)
+            to_act = loaded.engine.to_act(loaded.state)
+            if loaded.state["phase"] == "choose" and len(to_act) == 2:
+                crews = {seat: loaded.engine.legal(loaded.state, seat)[0].to_json() for seat in to_act}
+                version = loaded.version
+                break
+            seat = to_act[0]
+            intent = loaded.engine.legal(loaded.state, seat)[0].to_json()
+        svc.submit(gid, tokens[seat], intent, None, None, "")
+    assert {c["type"] for c in crews.values()} == {"choose_crew"}
+    return created | {"tokens": tokens}, version, crews
+
+
+def post_at_once(calls: list[Any]) -> list[Any]:
+    """Run ``calls`` in threads released together; each one's answer or exception."""
+    barrier = threading.Barrier(len(calls))
+    out: list[Any] = [None] * len(calls)
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            out[i] = calls[i]()
+        except Exception as exc:  # the answer under test
+            out[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def chosen(store, gid: str, after: int) -> dict[int, Any]:
+    """Each seat's recorded intent after ``after``."""
+    return {e.meta["seat"]: e.meta["intent"] for e in store.read(gid, after=after) if e.meta.get("seat") is not None}
+
+
+@pytest.mark.parametrize("services", [2, 1], ids=["two-workers", "one-worker"])
+def test_two_seats_choosing_crews_at_the_same_version_are_both_accepted(ctx, services):
+    workers = [service(ctx.store) for _ in range(services)]
+    for round_ in range(5):
+        created, version, crews = at_crew_choice(workers[0])
+        gid, tokens = created["id"], created["tokens"]
+
+        def post(seat: int, gid: str = gid, tokens: dict = tokens, crews: dict = crews, version: int = version) -> Any:
+            return workers[seat % services].submit(gid, tokens[seat], crews[seat], version, f"crew-{seat}", f"h{seat}")
+
+        answers = post_at_once([lambda: post(0), lambda: post(1)])
+        assert not [a for a in answers if isinstance(a, Exception)], (round_, answers)
+        assert sorted(a["version"] for a in answers)[0] > version
+        assert chosen(ctx.store, gid, version) == crews
+
+
+def test_what_does_not_commute_still_conflicts(ctx):
+    """The seat's own earlier decision came between: its second intent at the same
+    version is a 409, as is one whose seat was not among those to act."""
+    svc = service(ctx.store)
+    created, version, crews = at_crew_choice(svc)
+    gid, tokens = created["id"], created["tokens"]
+    svc.submit(gid, tokens[0], crews[0], version, "first", "h1")
+    with pytest.raises(Conflicting) as err:
+        svc.submit(gid, tokens[0], crews[0], version, "again", "h2")
+    assert err.value.code == "version_conflict"
+    # Corners are chosen in turn: no simultaneous phase, so a stale version conflicts.
+    fresh = svc.create_game("waters-of-nereus", [f"c{uuid.uuid4().hex[:6]}", f"d{uuid.uuid4().hex[:6]}"], {})
+    loaded = svc.load(fresh["id"])
+    with loaded.lock:
+        svc.refresh(loaded)
+        start, first = loaded.version, loaded.engine.to_act(loaded.state)[0]
+        intent = loaded.engine.legal(loaded.state, first)[0].to_json()
+    toks = {s["seat"]: s["token"] for s in fresh["seats"]}
+    svc.submit(fresh["id"], toks[first], intent, start, None, "h3")
+    loaded = svc.load(fresh["id"])
+    with loaded.lock:
+        svc.refresh(loaded)
+        second = loaded.engine.to_act(loaded.state)[0]
+        later = loaded.engine.legal(loaded.state, second)[0].to_json()
+    assert second != first
+    with pytest.raises(Conflicting):
+        svc.submit(fresh["id"], toks[second], later, start, None, "h4")
