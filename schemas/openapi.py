@@ -541,9 +541,16 @@ def _operation(op: dict[str, Any], method: str, path: str, path_params: bool) ->
                 "x-line-schema": ref(marked["line"]),
             },
             "text/event-stream": {
+                # One event of the stream, as SSE readers (and schemathesis) parse it.
                 "schema": {
-                    "type": "string",
+                    "type": "object",
                     "description": marked["sse"] or f"Server-Sent Events; each `data:` is one `{marked['line']}`.",
+                    "properties": {
+                        "id": {"type": "string"},
+                        "event": {"type": "string"},
+                        "data": {"type": "string", "description": f"one `{marked['line']}` as JSON"},
+                        "retry": {"type": "integer"},
+                    },
                 },
                 "x-line-schema": ref(marked["line"]),
             },

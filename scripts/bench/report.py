@@ -149,11 +149,20 @@ def _fmt(v: float | None) -> str:
     return f"{v:.2f}"
 
 
+def _derived(key: str) -> tuple[str, str]:
+    """Unit and meaning of a figure named per game or level."""
+    if key.startswith("bots.cpu_p99_ms."):
+        return "ms", "house bot CPU per decision, p99 over the bots phase (goal: budget x 1.2)"
+    if key.startswith("bots."):
+        return "win rate", "house bots, 2 players, seats rotated (goals: 1 vs random 0.9, 3 vs 1 0.7)"
+    return "intents/s", "random playouts in process, 2 players"
+
+
 def table(res: Results) -> str:
     lines = [f"{'figure':<28} {'value':>12}  {'unit':<10} {'load':>5}  what", "-" * 110]
-    keys = list(FIGURES) + sorted(k for k in res.figures if k.startswith("playout."))
+    keys = list(FIGURES) + sorted(k for k in res.figures if k.startswith(("playout.", "bots.")))
     for key in keys:
-        unit, what = FIGURES.get(key, ("intents/s", "random playouts in process, 2 players"))
+        unit, what = FIGURES.get(key) or _derived(key)
         load = res.loads.get(key)
         lines.append(
             f"{key:<28} {_fmt(res.get(key)):>12}  {unit:<10} {'' if load is None else f'{load:.1f}':>5}  {what}"

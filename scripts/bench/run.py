@@ -56,8 +56,10 @@ from scripts.bench.env import OUT, BenchEnv, cpu_seconds
 from scripts.bench.load import LoadResult
 from scripts.bench.report import Results, table
 from service.bootstrap import bootstrap as make_context
+from service.bots import arena
 from service.config import Settings
 from service.core.commands import GameService
+from service.games import registry
 
 CLIENTS = 16
 _t0 = time.perf_counter()
@@ -68,8 +70,13 @@ def say(msg: str) -> None:
     print(f"[{time.perf_counter() - _t0:6.1f}s load {load:4.1f}] {msg}", file=sys.stderr, flush=True)
 
 
+#: Phases that run only when named: the house bots' strength plays hundreds of
+#: whole games in process (an hour or more on a 2-core machine).
+OPT_IN = {"bots"}
+
+
 def _phase(name: str, only: set[str]) -> bool:
-    return not only or name in only
+    return name in only if name in OPT_IN else not only or name in only
 
 
 def _create_games(svc: GameService, ctx: Any, plans: list[bench_plan.Plan]) -> list[bench_plan.Created]:
@@ -490,6 +497,31 @@ def phase_storage(s: Sitting) -> None:
 @phase("rebuild")
 def phase_rebuild(s: Sitting) -> None:
     run_rebuild(s.env, s.res, s.svc, s.ctx, s.scale)
+
+
+#: The house bots' pairings measured (docs/BOTS.md, "Strength"), with their goals.
+BOT_PAIRINGS = (("1", "random", 0.9), ("3", "1", 0.7))
+
+
+@phase("bots")
+def phase_bots(s: Sitting) -> None:
+    """Each game's house bots, 2 players, seats rotated, ``BENCH_BOT_GAMES`` games a
+    pairing (100): win rates with their interval, CPU per decision per level."""
+    games = int(os.environ.get("BENCH_BOT_GAMES", "100"))
+    for game in registry.registered():
+        for a, b, goal in BOT_PAIRINGS:
+            say(f"bots: {game}, level {a} against {b}, {games} games")
+            r = arena.run_strength(game, _bot(a), _bot(b), games=games, seats=2)
+            say(arena.format_report(r))
+            s.res.put(f"bots.{game}.{a}_vs_{b}", r["win_rate"], goal=goal, **r)
+            for level, c in r["cpu_per_decision"].items():
+                key = f"bots.cpu_p99_ms.level_{level}"
+                worst = max(c["p99"] * 1000, s.res.get(key) or 0.0)
+                s.res.put(key, worst, budget_ms=c["budget"] * 1000)
+
+
+def _bot(name: str) -> str | int:
+    return int(name) if name.isdigit() else name
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -74,7 +74,6 @@ TABLES: dict[str, str] = {
     # Kept audits: computed once (their ``computed_at`` is shown), cheap to keep.
     "game_audits": "game_id",
     "accounts": "account_id",
-    "house_bots": "account_id",
     "lobby_tables": "table_id",
     "lobby_seats": "table_id, account_id",
     "tournaments": "tournament_id",
@@ -90,6 +89,9 @@ EXCLUDED: dict[str, str] = {
     # What consent produced is in the streams (GameCreated's "invited", PlayerRegistered).
     "pending_games": "transient: games waiting for their invitations, which expire within QD_INVITATION_TTL_S",
     "invitations": "transient: they expire within QD_INVITATION_TTL_S; a restore drops the pending ones",
+    # The bots' accounts are backed up (``accounts``, kind ``bot``); their game and level are
+    # what their handles say, and ``make bots`` (run by ``make run`` and compose) writes them again.
+    "house_bots": "derived: each house bot's game and level, made again from its account by make bots",
 }
 
 #: Tables of the global feed: ``(tx_id, position)`` may be rebased on restore.

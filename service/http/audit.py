@@ -216,6 +216,7 @@ def _sse(line: dict[str, Any]) -> str:
     description="One event per line.  `?follow=1`: a live, chunked stream that ends when the game finishes, "
     "after `timeout` idle seconds, or after 10 minutes.  With `Accept: text/event-stream`, the same as SSE.",
 )
+@blp.alt_response(204, description="SSE only: `Last-Event-ID` is at or past the end of a finished game")
 @blp.alt_response(403, schema=ErrorOut, description="A token that belongs to no seat of this game")
 @blp.alt_response(404, schema=ErrorOut, description="No such game")
 @blp.alt_response(409, schema=ErrorOut, description="The game's rules version is not on this server (cannot redact)")

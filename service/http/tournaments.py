@@ -193,9 +193,13 @@ def invite_players(tid: str, accounts: list[Any], caller: Any, command: Register
     tournament as it stands, with the invitations made."""
     svc = services()
     loaded = svc.tournaments.check(tid, command)
-    made, _ = svc.invitations.invite_to_tournament(tid, accounts, caller.handle if caller.is_organiser else "operator")
+    made, registered = svc.invitations.invite_to_tournament(
+        tid, accounts, caller.handle if caller.is_organiser else "operator"
+    )
     for invitation in made:
         announce_invitation(invitation["player"], {"id": invitation["id"], "kind": "tournament", "tournament_id": tid})
+    if registered:  # house bots need no invitation: they are registered now
+        loaded = svc.tournaments.load(tid)
     return _answer(loaded) | {"invitations": made}
 
 

@@ -14,7 +14,7 @@ import time
 import pytest
 from rq import Queue
 from support import auth
-from support.accounts import organiser, register, unique
+from support.accounts import accept_invitations, organiser, register, unique
 
 from projections import keys
 from projections.runner import project_game
@@ -183,6 +183,7 @@ def _bot_game(client, settings, house, game: str = "nauticus", level: int = 1) -
     bot = house[game, level]
     resp = client.post("/v1/games", json={"game": game, "players": [ann, bot], "accounts": True}, headers=auth(org))
     assert resp.status_code == 201, resp.get_json()
+    accept_invitations(client, [key])  # the person consents; the house bot needs no invitation
     return resp.get_json()["id"], key, bot, 1
 
 

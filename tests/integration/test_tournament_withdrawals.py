@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from support import auth
-from support.accounts import organiser, register, unique
+from support.accounts import accept_invitations, organiser, register, unique
 
 from service import cli
 from service.audit import verify
@@ -65,6 +65,7 @@ def test_trn_060_050_a_12_player_swiss_with_a_no_show_a_withdrawal_and_a_late_en
     keys[late] = late_key
     tid = create(client, okey, late_until_round=2)["id"]
     post(client, f"/v1/tournaments/{tid}/players", okey, {"handles": handles})
+    accept_invitations(client, list(keys.values()))  # docs/API.md "Consent"
 
     # The organiser withdraws the no-show before round 1; a reason is required.
     err = post(client, f"/v1/tournaments/{tid}/withdraw", okey, {"player": no_show}, status=422)
@@ -152,6 +153,7 @@ def test_trn_070_an_aborted_tournament_aborts_its_games_and_its_audit_says_so(
     keys = players(client, 8)
     tid = create(client, okey, rounds=3)["id"]
     post(client, f"/v1/tournaments/{tid}/players", okey, {"handles": list(keys)})
+    accept_invitations(client, list(keys.values()))  # docs/API.md "Consent"
     post(client, f"/v1/tournaments/{tid}/start", okey)
     run_worker()
     for table in client.get(f"/v1/tournaments/{tid}/rounds/1").get_json()["tables"]:
@@ -240,6 +242,7 @@ def test_trn_080_an_odd_fields_bye_is_played_against_a_house_bot(client, ctx, se
     assert t["bye_bot"] == {"handle": bot, "level": 2, "rated": False}
     tid = t["id"]
     post(client, f"/v1/tournaments/{tid}/players", okey, {"handles": list(keys)})
+    accept_invitations(client, list(keys.values()))  # docs/API.md "Consent"
     post(client, f"/v1/tournaments/{tid}/start", okey)
     faced = []
     for n in (1, 2):
@@ -279,6 +282,7 @@ def test_trn_070_the_operator_aborts_a_registering_tournament(client, settings):
     keys = players(client, 3)
     tid = create(client, okey)["id"]
     post(client, f"/v1/tournaments/{tid}/players", okey, {"handles": list(keys)})
+    accept_invitations(client, list(keys.values()))  # docs/API.md "Consent"
     t = post(client, f"/v1/tournaments/{tid}/abort", settings.admin_token, {"reason": "Nobody came."})
     assert t["status"] == "aborted" and t["aborted"] == {"by": None, "reason": "Nobody came.", "round": 0}
     err = post(client, f"/v1/tournaments/{tid}/start", okey, status=409)
@@ -299,6 +303,7 @@ def test_trn_070_the_worker_aborts_the_games_an_abort_did_not_reach(client, ctx,
     keys = players(client, 4)
     tid = create(client, okey, rounds=2)["id"]
     post(client, f"/v1/tournaments/{tid}/players", okey, {"handles": list(keys)})
+    accept_invitations(client, list(keys.values()))  # docs/API.md "Consent"
     post(client, f"/v1/tournaments/{tid}/start", okey)
     run_worker()
     game = client.get(f"/v1/tournaments/{tid}/rounds/1").get_json()["tables"][0]["game_id"]

@@ -62,8 +62,12 @@ def test_no_test_imports_another_test_module():
 
 
 def test_no_test_file_sets_its_own_layer():
-    from conftest import LAYERS
-
+    tree = ast.parse((TESTS / "conftest.py").read_text(encoding="utf-8"))
+    LAYERS = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "LAYERS" for t in node.targets)
+    )
     layer = re.compile(r"pytest\.mark\.(" + "|".join(LAYERS) + r")\b")
     marked = [str(p.relative_to(ROOT)) for p in _modules() if layer.search(p.read_text(encoding="utf-8"))]
     assert not marked, f"layers come from the folder (tests/conftest.py), not a mark of the file's own: {marked}"

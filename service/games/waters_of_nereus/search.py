@@ -27,6 +27,11 @@ def determinize(view: dict[str, Any], seat: int, rng: Rng) -> State:
     state = clone_state(view)
     state.pop("to_act", None)
     seats = state["seats"]
+    if "science_deck_count" not in view:
+        # A finished game's view hides nothing (docs/games/waters-of-nereus.md "Hidden information").
+        for p in seats:
+            p.pop("committed", None)
+        return state
     known = set(state["science_discard"])
     for p in seats:
         known.update(p.get("hand", ()))
