@@ -38,7 +38,7 @@ def test_phases_run_in_order_and_a_function_answers_to_each_of_its_names():
     assert names[:3] == ["pg", "flask", "minimum"] and names[-2:] == ["rebuild", "bots"]
     assert len(names) == len(set(names))
     # The bots' strength runs only when named (an hour or more): never in a plain make bench.
-    assert run.OPT_IN == {"bots"} and not run._phase("bots", set()) and run._phase("bots", {"bots"})
+    assert {"bots"} == run.OPT_IN and not run._phase("bots", set()) and run._phase("bots", {"bots"})
     assert run._phase("rebuild", set())
     by_name = {name: fn for names_of, fn in run.PHASES for name in names_of}
     assert by_name["api"] is by_name["lag"] is by_name["depth"] is run.phase_http
