@@ -354,9 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import os
 
-    from rq import SimpleWorker
-
     from service.logs import configure_logging
+    from workers.rq_worker import ProjectionWorker
 
     parser = argparse.ArgumentParser(prog="python -m workers.bots", description=__doc__.split("\n\n")[0])
     parser.add_argument("--burst", action="store_true", help="resync once, run the queued jobs, then exit")
@@ -367,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     if not settings.bot_key_secret:
         log.warning("no QD_BOT_SECRET nor ADMIN_TOKEN: house bots cannot act")
     # RQ's own connection, without the components' socket timeout (its dequeue blocks).
-    conn = redis.Redis.from_url(settings.redis_url)
+    conn = redis.Redis.from_url(settings.queue_url)
     queue = Queue(settings.bot_queue, connection=conn)
     listener = Listener(ctx, queue)
     stop = threading.Event()
@@ -379,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         while True:
             try:
-                worker = SimpleWorker([queue], connection=conn)
+                # The projection workers' class: a stop does not wait out its pub/sub read.
+                worker = ProjectionWorker([queue], connection=conn)
                 worker.work(
                     burst=args.burst,
                     with_scheduler=not args.burst,
