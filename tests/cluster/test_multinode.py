@@ -364,7 +364,7 @@ def _run(stack: dict[str, Any]) -> None:
         return found
 
     with contextlib.suppress(TimeoutError):
-        wait_until(lambda: not subscribed(), 15, "the APIs to leave every channel")
+        wait_until(lambda: not subscribed(), 40, "the APIs to leave every channel")
     assert not subscribed(), subscribed()[:10]
     assert not clients.errors, clients.errors[:5]
     booted = procs.logs(tail=False).count("Booting worker")
