@@ -77,6 +77,10 @@ def test_an_event_source_on_a_finished_game_stops_after_one_pass(base_url, app, 
     gid = created["id"]
     play_fast(app, created, 3, intent_prefix=f"sse-{follow}-")
     head = app.extensions["quarterdeck"].store.version(gid)
+    # A live feed starts from the game's read model, as a stream does: wait until it is
+    # projected, so that the first connection is the one pass (not a 503 retried).
+    projected = requests.get(f"{base_url}/v1/games/{gid}", params={"min_version": head}, timeout=30)
+    assert projected.status_code == 200 and projected.json()["version"] == head, projected.text
     url = f"{base_url}/v1/games/{gid}/events" + ("?follow=1&timeout=5" if follow else "")
     source = EventSource(url)
     source.run()
