@@ -162,7 +162,7 @@ def test_flushed_redis_is_restored_identically_by_rebuild(client, new_game, ctx,
     try:
         rebuild_all(ctx.redis, ctx.store)
     except RebuildIncomplete as exc:
-        # Other tests of this session tamper with streams on purpose (audit);
+        # Other tests sharing this database tamper with streams on purpose (audit);
         # those are reported and skipped by the rebuild, ours must not be.
         assert not {g["id"] for g in games} & set(exc.failed)
     assert {g["id"]: _snapshot(ctx.redis, g["id"]) for g in games} == before
