@@ -250,9 +250,13 @@ class Hub:
             cell.subscribed.wait(SUBSCRIBE_WAIT_SECONDS)
             yield Watch(self, cell), queue
         finally:
-            with cell.cond:
-                cell.queues.remove(queue)
-            self._leave(self._accounts, key, cell)
+            try:
+                with cell.cond:
+                    # By identity: deques compare by content, and two streams of one
+                    # account hold equal queues (list.remove would take the other's).
+                    cell.queues[:] = [q for q in cell.queues if q is not queue]
+            finally:
+                self._leave(self._accounts, key, cell)
 
     def _enter(self, table: dict[str, _Cell], key: str) -> _Cell:
         with self._lock:

@@ -114,7 +114,12 @@ def test_what_is_published_while_the_subscription_is_away_is_not_lost(hub, r, se
         watch.wait(0.5)
         # Cut the hub's pub/sub connection; the change is written (and its
         # announcement lost) before it reconnects.
-        ours = [c["id"] for c in r.client_list(_type="pubsub") if c.get("name") == hub.client_name]
+        deadline = time.monotonic() + 5
+        while True:  # listed as pubsub once its first SUBSCRIBE is in
+            ours = [c["id"] for c in r.client_list(_type="pubsub") if c.get("name") == hub.client_name]
+            if ours or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         assert ours
         for client_id in ours:
             r.client_kill_filter(_id=client_id)
@@ -172,6 +177,24 @@ def test_account_events_arrive_in_order(hub, r):
         while len(queue) < 3 and time.monotonic() < deadline:
             watch.wait(1)
         assert [json.loads(m)["version"] for m in queue] == [0, 1, 2]
+
+
+def test_two_streams_of_one_account_each_keep_their_own_queue_and_leave(hub, r):
+    """Two streams of one account in one process hold equal (empty) queues: the
+    first to close removes its own, the other still hears events, and when both
+    have closed the account's channel is left."""
+    with hub.follow_account("Bea") as (_, first):
+        with hub.follow_account("bea") as (watch, second):
+            _connected(hub)
+        # The second stream closed: the first still hears its account.
+        publish.account_event(r, "bea", {"type": "your_turn", "game_id": "g", "version": 1})
+        deadline = time.monotonic() + 5
+        while not first and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [json.loads(m)["version"] for m in first] == [1]
+        assert not second
+    with hub._lock:
+        assert publish.account_channel("bea") not in hub._wanted()
 
 
 def _write(r: redis.Redis, gid: str, version: int) -> None:
