@@ -24,9 +24,9 @@ from projections import leaderboards
 from projections import tournaments as tournament_standings
 from projections.runner import Checkpoints, GlobalConsumer
 from service import redis_roles
+from service.adapters.eventstore import EventStore, check_if_idle, configure_connection
+from service.adapters.tournament_store import TournamentStore
 from service.config import Settings
-from service.core.eventstore import EventStore, check_if_idle, configure_connection
-from service.core.tournament_store import TournamentStore
 from service.games import registry
 from workers.nudge import Nudge, TournamentNudge
 

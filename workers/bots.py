@@ -42,13 +42,13 @@ import redis
 from rq import Queue, Retry
 
 from projections import game_lists, keys, publish
+from service.adapters.accounts import AccountStore
+from service.adapters.house_bots import HouseBot, HouseBots
 from service.config import Settings
-from service.core import identity
-from service.core.accounts import AccountStore
-from service.core.commands import GameService
-from service.core.errors import DomainError
-from service.core.house_bots import HouseBot, HouseBots
-from service.core.identity import Principal
+from service.domain import identity
+from service.domain.errors import DomainError
+from service.domain.identity import Principal
+from service.service_layer.commands import GameService
 from workers import context, metrics
 
 log = logging.getLogger(__name__)

@@ -26,9 +26,9 @@ import time
 
 from projections import deadlines
 from service import redis_roles
-from service.core.commands import GameService
-from service.core.errors import NotFound
-from service.core.eventstore import StoreUnavailable
+from service.adapters.eventstore import StoreUnavailable
+from service.domain.errors import NotFound
+from service.service_layer.commands import GameService
 from workers import context
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """The tournaments' RQ jobs: project one tournament's read model, advance its
-rounds (``service.core.tournament_rounds``).  They take ids only and are
+rounds (``service.service_layer.tournament_rounds``).  They take ids only and are
 idempotent: a duplicated, late or concurrent job does no harm.
 
 Three things advance a tournament (docs/TOURNAMENTS.md "The worker"): a new
@@ -16,10 +16,10 @@ import threading
 
 from projections import tournaments as tprojection
 from service import redis_roles
-from service.core.commands import GameService
-from service.core.eventstore import StoreUnavailable
-from service.core.tournament_rounds import RoundRunner
-from service.core.tournaments import TournamentService
+from service.adapters.eventstore import StoreUnavailable
+from service.service_layer.commands import GameService
+from service.service_layer.tournament_rounds import RoundRunner
+from service.service_layer.tournaments import TournamentService
 from workers import context, timeouts
 
 log = logging.getLogger(__name__)

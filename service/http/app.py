@@ -13,11 +13,10 @@ from werkzeug.exceptions import HTTPException
 from schemas import openapi
 from schemas.http import ErrorOut
 from service import metrics, redis_roles
+from service.adapters.eventstore import StoreUnavailable
 from service.bootstrap import Components, bootstrap
 from service.config import Settings
-from service.core.commands import GameService
-from service.core.errors import DomainError
-from service.core.eventstore import StoreUnavailable
+from service.domain.errors import DomainError
 from service.http import (
     accounts,
     audit,
@@ -34,6 +33,7 @@ from service.http import (
     waiting,
 )
 from service.http.errors import ApiError, from_domain, unavailable
+from service.service_layer.commands import GameService
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """docs/API.md "Consent": an account's pending invitations, and its answers
-(``service.core.invitations``)."""
+(``service.adapters.invitations``)."""
 
 from __future__ import annotations
 

@@ -58,8 +58,8 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import redis_roles
 from service.config import Settings
-from service.core import identity
-from service.core.tokens import seat_for_token
+from service.domain import identity
+from service.domain.tokens import seat_for_token
 from service.http.common import bearer, is_admin, principal, services
 from service.http.errors import ApiError
 

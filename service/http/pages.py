@@ -34,8 +34,8 @@ from flask import Blueprint, Flask, Response, current_app, render_template, requ
 from jinja2 import Template
 from markupsafe import escape
 
-from service.core.errors import DomainError
-from service.core.eventstore import StoreUnavailable
+from service.adapters.eventstore import StoreUnavailable
+from service.domain.errors import DomainError
 from service.http import pages_api, pages_boards, pages_text
 from service.http.common import bearer, is_admin, services
 from service.http.errors import ApiError, from_domain, unavailable

@@ -14,8 +14,8 @@ from rq.registry import StartedJobRegistry
 from support.bots import equals_rebuild, store_for
 from support.servers import stack, wait_until
 
-from service.core.commands import GameService
 from service.games import registry
+from service.service_layer.commands import GameService
 from workers import nudge
 
 

@@ -16,7 +16,7 @@ from support import auth
 
 from projections.runner import project_game
 from service.audit import checks as audit
-from service.core.replay import fold_stream
+from service.domain.replay import fold_stream
 from service.games import registry
 
 

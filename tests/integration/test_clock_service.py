@@ -15,10 +15,10 @@ from support import auth
 from projections import deadlines, keys
 from projections.runner import project_game, rebuild_all
 from service.audit import checks as audit
-from service.core import clocks, pipeline
-from service.core.commands import GameService
-from service.core.errors import Refused
+from service.domain import clocks, pipeline
+from service.domain.errors import Refused
 from service.games import registry
+from service.service_layer.commands import GameService
 from workers import timeouts
 
 T0 = clocks.to_us("2026-05-01T09:00:00.000000Z")

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from service.core.commands import GameService
-from service.core.errors import Conflicting
+from service.domain.errors import Conflicting
+from service.service_layer.commands import GameService
 
 
 def service(store) -> GameService:

@@ -18,8 +18,8 @@ from support.accounts import accept_invitations, organiser, register, unique
 
 from projections import keys
 from projections.runner import project_game
-from service.core import identity
-from service.core.house_bots import HouseBots, levels
+from service.adapters.house_bots import HouseBots, levels
+from service.domain import identity
 from service.games import registry
 from workers import bots as bot_worker
 
@@ -67,7 +67,7 @@ def test_provisioning_is_idempotent_and_keys_come_from_the_secret(ctx, settings,
         assert len(handle) <= 24 and identity.reserved_handle(handle)
     handle = house["nauticus", 2]
     assert handle == "nauticus-bot-2"
-    from service.core.accounts import AccountStore
+    from service.adapters.accounts import AccountStore
 
     accounts = AccountStore(ctx.store.pool)
     found = accounts.by_key(identity.bot_key(settings.bot_key_secret, handle))

@@ -19,9 +19,9 @@ from support.leaderboards import fast_forward, handles, quiet_service
 from projections import leaderboards as lb
 from projections.runner import project_game, rebuild_game
 from schemas.games import contract
-from service.core.commands import GameService, now_iso
-from service.core.pipeline import GAME_FINISHED, finished_data, seal
-from service.core.records import NewEvent
+from service.domain.pipeline import GAME_FINISHED, finished_data, seal
+from service.domain.records import NewEvent
+from service.service_layer.commands import GameService, now_iso
 
 # -- helpers ----------------------------------------------------------------
 
@@ -431,8 +431,8 @@ def test_the_global_feed_orders_transaction_ids_as_numbers(settings):
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg_pool import ConnectionPool
 
-    from service.core.eventstore import EventStore
-    from service.core.migrate import migrate
+    from service.adapters.eventstore import EventStore
+    from service.adapters.migrate import migrate
 
     name = f"qd_feed_{uuid.uuid4().hex[:8]}"
     url = make_conninfo(settings.database_url, dbname=name)

@@ -17,7 +17,7 @@ from support.accounts import register, unique
 
 from projections import leaderboards as lb
 from projections.runner import project_game
-from service.core.identity import ACCOUNT, Principal
+from service.domain.identity import ACCOUNT, Principal
 
 
 def play_to_the_end(app, gid: str, actors: dict[int, dict[str, Any]], seed: int) -> int:
@@ -138,7 +138,7 @@ def test_leaderboards_of_an_older_format_are_folded_again(ctx):
     assert leaderboard_keys(ctx.redis) == live
 
 
-# -- What counts (docs/LEADERBOARDS.md "What counts"; service/core/counting.py) ----------------
+# -- What counts (docs/LEADERBOARDS.md "What counts"; service/domain/counting.py) ----------------
 
 
 def rated_table_game(app, client, keys: dict[str, str]) -> tuple[str, dict[int, dict[str, Any]]]:
@@ -224,7 +224,7 @@ def test_a_rated_game_resigned_after_both_first_decisions_counts(app, client, ct
 def test_repeated_pairings_stop_counting_within_the_window_and_provisional_ratings_are_not_listed(app, client, ctx):
     """At most counting.PAIRING_LIMIT games of the same accounts count in any
     PAIRING_WINDOW_S; a rating is listed from lb.PROVISIONAL_GAMES counted games."""
-    from service.core import counting
+    from service.domain import counting
 
     games = app.extensions["quarterdeck"].games
     clock = Clock()

@@ -4,7 +4,8 @@
 * The rules engines import nothing of ours but ``service.games`` and no
   infrastructure; the house bots (``service.bots``) nothing of ours but
   ``service.games`` and themselves, no infrastructure, no clock and no global
-  random (docs/BOTS.md, "House bots"); the write side (``service.core``) imports no Flask, RQ or
+  random (docs/BOTS.md, "House bots"); the write side (``service.domain``, ``service.adapters``,
+  ``service.service_layer``) imports no Flask, RQ or
   Redis and nothing of the HTTP layer, the workers or the projections.
 * Nothing of the product points outside the repo (the working material
   beside our checkout is not the product).
@@ -66,8 +67,10 @@ def _graph() -> dict[str, set[str]]:
 
 
 def test_the_checker_sees_the_modules() -> None:
-    assert {"service.core.pipeline", "service.http.app", "workers.jobs", "service.games.nauticus.rules"} <= set(MODULES)
-    assert "service.core.pipeline" in _graph()["service.core.commands"]
+    assert {"service.domain.pipeline", "service.http.app", "workers.jobs", "service.games.nauticus.rules"} <= set(
+        MODULES
+    )
+    assert "service.domain.pipeline" in _graph()["service.service_layer.commands"]
 
 
 def test_no_import_cycles() -> None:
@@ -139,7 +142,9 @@ def test_the_bots_checker_sees_the_bots() -> None:
     assert _random_module_uses("service.bots.arena") == {"Random"}
 
 
-@pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("service.core")))
+@pytest.mark.parametrize(
+    "name", sorted(m for m in MODULES if m.startswith(("service.domain", "service.adapters", "service.service_layer")))
+)
 def test_the_write_side_imports_no_http_queue_or_cache(name: str) -> None:
     forbidden = {"flask", "flask_smorest", "werkzeug", "redis", "rq", "gunicorn"}
     assert not _tops(name) & forbidden, _tops(name) & forbidden

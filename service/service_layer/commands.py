@@ -1,5 +1,5 @@
 """The command side: create a game, submit an intent — load, decide (through
-``service.core.pipeline``), append, nudge the projections.
+``service.domain.pipeline``), append, nudge the projections.
 
 The state of a game is kept in an in-process cache at a known stream version.
 Before every decision the cache is brought up to the stream's head by reading
@@ -23,8 +23,9 @@ from typing import Any
 from marshmallow import ValidationError
 
 from schemas.intents import load_intent
-from service.core import canonical, clocks, counting, pipeline
-from service.core.errors import (
+from service.adapters.eventstore import Conflict, DuplicateKey, EventStore, StoreUnavailable
+from service.domain import canonical, clocks, counting, pipeline
+from service.domain.errors import (
     Conflicting,
     Forbidden,
     Refused,
@@ -32,11 +33,10 @@ from service.core.errors import (
     game_not_found,
     version_conflict,
 )
-from service.core.eventstore import Conflict, DuplicateKey, EventStore, StoreUnavailable
-from service.core.identity import GameAccess, Principal, account_seat
-from service.core.records import GameRecord, IdempotentWrite, StoredEvent
-from service.core.replay import fold_stream
-from service.core.tokens import hash_token, new_token, seat_for_token
+from service.domain.identity import GameAccess, Principal, account_seat
+from service.domain.records import GameRecord, IdempotentWrite, StoredEvent
+from service.domain.replay import fold_stream
+from service.domain.tokens import hash_token, new_token, seat_for_token
 from service.games import registry
 from service.games.base import Engine, Event, RuleViolation, State
 from service.games.rng import commitment
@@ -81,7 +81,7 @@ class LoadedGame:
     max_events: int | bool | None = False
     #: The game's time control (``GameCreated``'s ``clock``), read once: ``False`` until then.
     clock_spec: dict[str, Any] | bool | None = False
-    #: The clock as the event at ``version`` recorded it (``service.core.clocks``).
+    #: The clock as the event at ``version`` recorded it (``service.domain.clocks``).
     clock: dict[str, Any] | None = None
 
     def apply(self, events: list[StoredEvent]) -> None:
