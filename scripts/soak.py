@@ -359,18 +359,15 @@ def _local_store(cfg: Config) -> Iterator[Any]:
     if not (cfg.database_url and cfg.redis_url):
         yield None
         return
-    import redis
-    from psycopg_pool import ConnectionPool
+    from service.bootstrap import bootstrap
+    from service.config import Settings
 
-    from service.adapters.eventstore import EventStore
-
-    pool = ConnectionPool(cfg.database_url, min_size=1, max_size=2, open=True)
-    r = redis.Redis.from_url(cfg.redis_url)
+    # The composition root's pieces, on the URLs under test (every other setting at its default).
+    components = bootstrap(Settings.from_env({"DATABASE_URL": cfg.database_url, "REDIS_URL": cfg.redis_url}))
     try:
-        yield (EventStore(pool), r)
+        yield (components.store, components.redis)
     finally:
-        pool.close()
-        r.close()
+        components.close()
 
 
 def verify(cfg: Config, report: Report) -> None:

@@ -113,7 +113,7 @@ def pg_bytes(database_url: str, say: Callable[[str], None], intents: int = 400, 
                                 break
                             seat = chooser.choice(loaded.engine.to_act(loaded.state))
                             command = chooser.choice(loaded.engine.legal(loaded.state, seat))
-                        svc.submit(created["id"], tokens[seat], command.to_json(), None, None, f"b{n}")
+                        svc.submit(created["id"], tokens[seat], command, None, None, f"b{n}")
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("VACUUM ANALYZE events")
             events, total, heap, indexes = conn.execute(

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import redis
 from flask import current_app, g, request
 
 from service.adapters.accounts import AccountStore
@@ -47,7 +46,8 @@ class Services:
         return self.components.store
 
     @property
-    def redis(self) -> redis.Redis:
+    def redis(self) -> Any:
+        """The read side's client, for ``service.views`` and the streams."""
         return self.components.redis
 
     def catch_up(self, game_id: str) -> None:

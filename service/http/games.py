@@ -28,6 +28,7 @@ from schemas.http import (
     ListGamesArgs,
     MinVersionArgs,
 )
+from schemas.intents import parse_intent
 from service import metrics
 from service.adapters.eventstore import StoreUnavailable
 from service.domain import clocks, identity, pipeline
@@ -344,10 +345,13 @@ def submit_intent(body: dict[str, Any], game_id: Any) -> dict[str, Any]:
     request_hash = _request_hash(g.body) if key is not None else ""
     try:
         caller = principal()
-        answer = services().games.submit(
+        games = services().games
+        # Parsed here, at the edge: the service layer decides commands, not JSON.
+        command = parse_intent(games.game_of(str(game_id)), g.body.get("intent"))
+        answer = games.submit(
             str(game_id),
             bearer(),
-            g.body.get("intent"),
+            command,
             body.get("expected_version"),
             key,
             request_hash,

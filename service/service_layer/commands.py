@@ -20,9 +20,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from marshmallow import ValidationError
-
-from schemas.intents import load_intent
 from service.adapters.eventstore import Conflict, DuplicateKey, EventStore, StoreUnavailable
 from service.domain import canonical, clocks, counting, pipeline
 from service.domain.errors import (
@@ -38,7 +35,7 @@ from service.domain.records import GameRecord, IdempotentWrite, StoredEvent
 from service.domain.replay import fold_stream
 from service.domain.tokens import hash_token, new_token, seat_for_token
 from service.games import registry
-from service.games.base import Engine, Event, RuleViolation, State
+from service.games.base import Command, Engine, Event, RuleViolation, State
 from service.games.rng import commitment
 
 log = logging.getLogger(__name__)
@@ -220,6 +217,10 @@ class GameService:
                 self._cache.popitem(last=False)
         return loaded
 
+    def game_of(self, game_id: str) -> str:
+        """The kind of game ``game_id`` is (what its intents are parsed as)."""
+        return self.load(game_id).record.game
+
     def opening(self, loaded: LoadedGame) -> StoredEvent | None:
         """The game's opening event (``GameCreated``): it never changes, so it is read
         once per cached game (its cap, its clock and its seats all come from it)."""
@@ -273,15 +274,17 @@ class GameService:
         self,
         game_id: str,
         token: str | None,
-        intent: Any,
+        command: Command,
         expected_version: int | None,
         idempotency_key: str | None,
         request_hash: str,
         *,
         principal: Principal | None = None,
     ) -> dict[str, Any]:
-        """``principal``: the caller when it sent an account key (resolved by
-        the HTTP layer); the key acts for the seat its account sits in."""
+        """Decide ``command`` (an engine's command, or the platform's ``Resign``: the
+        edge parsed the intent, ``schemas.intents.parse_intent``) for the caller's seat.
+        ``principal``: the caller when it sent an account key (resolved by the HTTP
+        layer); the key acts for the seat its account sits in."""
         loaded = self.load(game_id)
         if principal is not None and principal.account is not None:
             seat = account_seat(principal, self.access(loaded))
@@ -298,18 +301,6 @@ class GameService:
             stored = self.store.stored_response(game_id, idempotency_key, seat)
             if stored is not None:
                 return self._replayed(stored, seat, request_hash)
-        try:
-            command = pipeline.platform_command(intent)
-        except RuleViolation as rv:
-            raise Refused(rv.code, rv.message, rv.details) from None
-        if command is not None and not isinstance(command, pipeline.Resign):
-            raise Refused("invalid_intent", "Of the platform's intents only 'resign' may be posted.")
-        try:
-            command = command or load_intent(loaded.record.game, intent)
-        except ValidationError as exc:
-            raise Refused(
-                "invalid_intent", "The intent does not match this game's schema.", {"fields": exc.messages}
-            ) from None
         for attempt in range(_RETRIES):
             with loaded.lock:
                 try:

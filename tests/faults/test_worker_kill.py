@@ -34,7 +34,7 @@ def _play_in_process(svc: GameService, game: str, intents: int, rng: random.Rand
             if loaded.finished:
                 break
             seat = rng.choice(engine.to_act(loaded.state))
-            intent = rng.choice(engine.legal(loaded.state, seat)).to_json()
+            intent = rng.choice(engine.legal(loaded.state, seat))
         svc.submit(gid, tokens[seat], intent, None, None, secrets.token_hex(8))
     return gid
 

@@ -40,7 +40,7 @@ def play_fast(app: Any, created: dict[str, Any], seed: int = 0) -> None:
                 return
             seat = chooser.choice(loaded.engine.to_act(loaded.state))
             command = chooser.choice(loaded.engine.legal(loaded.state, seat))
-        games.submit(created["id"], tokens[seat], command.to_json(), None, None, f"t{n}")
+        games.submit(created["id"], tokens[seat], command, None, None, f"t{n}")
         n += 1
 
 

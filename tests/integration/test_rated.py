@@ -12,7 +12,7 @@ import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from support import auth, wait_for_feed_horizon
+from support import auth, command_of, wait_for_feed_horizon
 from support.accounts import register, unique
 
 from projections import leaderboards as lb
@@ -35,9 +35,7 @@ def play_to_the_end(app, gid: str, actors: dict[int, dict[str, Any]], seed: int)
             seat = chooser.choice(loaded.engine.to_act(loaded.state))
             command = chooser.choice(loaded.engine.legal(loaded.state, seat))
         actor = actors[seat]
-        games.submit(
-            gid, actor.get("token"), command.to_json(), None, None, f"{gid}-{posted}", principal=actor.get("principal")
-        )
+        games.submit(gid, actor.get("token"), command, None, None, f"{gid}-{posted}", principal=actor.get("principal"))
         posted += 1
 
 
@@ -159,7 +157,9 @@ def rated_table_game(app, client, keys: dict[str, str]) -> tuple[str, dict[int, 
 
 def resign(app, gid: str, actor: dict[str, Any]) -> None:
     games = app.extensions["quarterdeck"].games
-    games.submit(gid, None, {"type": "resign"}, None, None, f"{gid}-resign", principal=actor["principal"])
+    games.submit(
+        gid, None, command_of(games, gid, {"type": "resign"}), None, None, f"{gid}-resign", principal=actor["principal"]
+    )
 
 
 class Clock:
@@ -209,7 +209,7 @@ def test_a_rated_game_resigned_after_both_first_decisions_counts(app, client, ct
             games.refresh(loaded)
             seat = loaded.engine.to_act(loaded.state)[0]
             command = chooser.choice(loaded.engine.legal(loaded.state, seat))
-        games.submit(gid, None, command.to_json(), None, None, f"{gid}-{posted}", principal=actors[seat]["principal"])
+        games.submit(gid, None, command, None, None, f"{gid}-{posted}", principal=actors[seat]["principal"])
         decided.add(seat)
         posted += 1
     resign(app, gid, actors[0])

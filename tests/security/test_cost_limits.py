@@ -60,7 +60,7 @@ def play_random(app, created: dict, seed: int, limit: int = 5000) -> int:
                 return n
             seat = chooser.choice(loaded.engine.to_act(loaded.state))
             command = chooser.choice(loaded.engine.legal(loaded.state, seat))
-        games.submit(created["id"], tokens[seat], command.to_json(), None, None, f"cost-{n}")
+        games.submit(created["id"], tokens[seat], command, None, None, f"cost-{n}")
     raise AssertionError("the game did not end")
 
 
