@@ -345,13 +345,12 @@ def submit_intent(body: dict[str, Any], game_id: Any) -> dict[str, Any]:
     request_hash = _request_hash(g.body) if key is not None else ""
     try:
         caller = principal()
-        games = services().games
-        # Parsed here, at the edge: the service layer decides commands, not JSON.
-        command = parse_intent(games.game_of(str(game_id)), g.body.get("intent"))
-        answer = games.submit(
+        raw = g.body.get("intent")
+        answer = services().games.submit(
             str(game_id),
             bearer(),
-            command,
+            # Parsed here, at the edge, once the service knows the game's kind and the seat.
+            lambda game: parse_intent(game, raw),
             body.get("expected_version"),
             key,
             request_hash,

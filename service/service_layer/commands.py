@@ -53,6 +53,13 @@ class NotCommuting(Conflict):
     what the intent means: the answer is the conflict, without retrying."""
 
 
+#: An intent the edge parses once the service knows the game's kind: called with it after
+#: the caller's seat and an idempotent replay are settled, so the refusals keep their order
+#: (401/403 before 422 ``invalid_intent``: a caller without a seat learns nothing of the
+#: intent).  It returns the command, or raises the domain's ``Refused``.
+Parse = Callable[[str], Command]
+
+
 def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -274,15 +281,16 @@ class GameService:
         self,
         game_id: str,
         token: str | None,
-        command: Command,
+        command: Command | Parse,
         expected_version: int | None,
         idempotency_key: str | None,
         request_hash: str,
         *,
         principal: Principal | None = None,
     ) -> dict[str, Any]:
-        """Decide ``command`` (an engine's command, or the platform's ``Resign``: the
-        edge parsed the intent, ``schemas.intents.parse_intent``) for the caller's seat.
+        """Decide ``command`` (an engine's command, or the platform's ``Resign``, parsed
+        by the edge with ``schemas.intents.parse_intent``; or a :data:`Parse` that the
+        edge hands in to parse it once the caller's seat is known) for the caller's seat.
         ``principal``: the caller when it sent an account key (resolved by the HTTP
         layer); the key acts for the seat its account sits in."""
         loaded = self.load(game_id)
@@ -301,6 +309,8 @@ class GameService:
             stored = self.store.stored_response(game_id, idempotency_key, seat)
             if stored is not None:
                 return self._replayed(stored, seat, request_hash)
+        if callable(command):
+            command = command(loaded.record.game)
         for attempt in range(_RETRIES):
             with loaded.lock:
                 try:
