@@ -26,6 +26,7 @@ from projections import tournaments as tournament_standings
 from projections.runner import Checkpoints, GlobalConsumer
 from service import redis_roles
 from service.adapters.eventstore import EventStore, check_if_idle, configure_connection
+from service.adapters.rate_limits import RateLimits
 from service.adapters.tournament_store import TournamentStore
 from service.config import Settings
 from service.games import registry
@@ -110,6 +111,13 @@ def rq_connection(settings: Settings) -> redis.Redis:
     """An RQ worker's own connection to the queue's Redis, without the components'
     socket timeout: its blocking dequeue waits far longer than a query ever should."""
     return redis.Redis.from_url(settings.queue_url)
+
+
+def rate_limits(settings: Settings, prefix: str = "qd:rl") -> RateLimits:
+    """The rate limits' counters (``service/http/limits.py``) on the read side's Redis,
+    with short timeouts: a limit must not hold a request for long when Redis is away."""
+    client = redis_roles.connect_one(settings.read_url, socket_connect_timeout=0.5, socket_timeout=0.5)
+    return RateLimits(settings, client, prefix)
 
 
 def bootstrap(settings: Settings | None = None) -> Components:

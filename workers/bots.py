@@ -45,7 +45,7 @@ from projections import game_lists, keys, publish
 from schemas.intents import parse_intent
 from service.adapters.accounts import AccountStore
 from service.adapters.house_bots import HouseBot, HouseBots
-from service.bootstrap import game_service, rq_connection
+from service.bootstrap import game_service, rate_limits, rq_connection
 from service.config import Settings
 from service.domain import identity
 from service.domain.errors import DomainError
@@ -207,9 +207,7 @@ def _limits(settings: Settings) -> Any:
     """The API's rate limits (``service/http/limits.py``), or ``None`` when they are off."""
     if not settings.rate_limits:
         return None
-    from service.http.limits import RateLimits
-
-    return RateLimits(settings)
+    return rate_limits(settings)
 
 
 #: Seconds a job waits, at most, for the bot's intent budget before it fails (and is retried).

@@ -286,13 +286,14 @@ def test_a_bot_hears_its_turn_on_its_account_stream(client, ctx, settings, house
 def test_a_bots_intents_count_in_its_keys_rate_limit(client, ctx, settings, house, monkeypatch):
     """Every limit that binds a player binds a bot: its intents count in its key's budget
     (docs/API.md "Rate limits"), and over it the job fails (RQ retries it later)."""
-    from service.http.limits import RateLimited, RateLimits
+    from service.bootstrap import rate_limits
+    from service.http.limits import RateLimited
 
     limited = settings.with_(rate_limits=True, limit_intents_key="2/minute", limit_intents="1000/second")
     monkeypatch.setattr(bot_worker, "LIMIT_WAIT", 0.2)
     gid, key, bot, seat = _bot_game(client, settings, house)
     actor = bot_worker.Actor(ctx)
-    actor.limits = RateLimits(limited, prefix=f"qd:rl:test:{unique('')}")
+    actor.limits = rate_limits(limited, prefix=f"qd:rl:test:{unique('')}")
     posted, limited_seen = 0, False
     state = project(ctx, gid)
     for _ in range(100):
