@@ -22,7 +22,7 @@ COPY service ./service
 COPY workers ./workers
 COPY projections ./projections
 COPY schemas ./schemas
-# Editable, so that data files next to the code (service/core/migrations/*.sql, ...) are used from /app
+# Editable, so that data files next to the code (service/adapters/migrations/*.sql, ...) are used from /app
 # exactly as in development; the code stays root-owned and read-only for the service user.
 # Bytecode compiled at build time: PYTHONDONTWRITEBYTECODE (and the read-only code) would make every
 # process start compile the modules from source again.

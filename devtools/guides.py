@@ -33,7 +33,7 @@ from marshmallow import Schema, fields, validate
 from schemas.games import PLATFORM_EVENTS, contract
 from schemas.intents import schemas_for
 from schemas.openapi import platform_intents
-from service.core import pipeline
+from service.domain import pipeline
 from service.games import registry
 from service.games.base import Engine, Event, fold
 from service.games.rng import Rng

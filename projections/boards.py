@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 
-from service.core import clocks
-from service.core.pipeline import GAME_CREATED, GAME_FINISHED
-from service.core.records import StoredEvent
+from service.domain import clocks
+from service.domain.pipeline import GAME_CREATED, GAME_FINISHED
+from service.domain.records import StoredEvent
 from service.games.base import ADMIN, Engine, State
 
 
@@ -49,7 +49,7 @@ def info_of(game_id: str, created: dict[str, Any], received_at: str | None) -> d
     # records them (games before accounts have none: casual, seated by name).
     info.update({k: created[k] for k in ACCESS_TERMS if k in created})
     if "clock" in created:
-        info["clock"] = created["clock"]  # the time control (service/core/clocks.py)
+        info["clock"] = created["clock"]  # the time control (service/domain/clocks.py)
     return info
 
 

@@ -1,7 +1,7 @@
 """The clocks' index: when each running game's first deadline falls.
 
 One sorted set (:data:`projections.keys.DEADLINES`): member a game id, score the epoch
-seconds of the earliest deadline of its seats to act (``service/core/clocks.py``).  The
+seconds of the earliest deadline of its seats to act (``service/domain/clocks.py``).  The
 board projection writes it in the same atomic write as the game's read model (``runner._apply``),
 so it follows the stream like every read model: a game that finishes, or whose seats have
 no running clock, leaves it, and ``make rebuild`` writes it again from PostgreSQL.  It is
@@ -21,7 +21,7 @@ from typing import Any
 import redis
 
 from projections import keys
-from service.core import clocks
+from service.domain import clocks
 
 # ZRANGEBYSCORE then ZADD XX in one script: the entries due by ARGV[1], at most ARGV[3],
 # each moved to ARGV[2] (now + lease) and returned.

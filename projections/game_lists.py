@@ -23,7 +23,7 @@ import redis
 
 from projections import boards, keys
 from projections.boards import info_of
-from service.core.pipeline import shown_result
+from service.domain.pipeline import shown_result
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -69,7 +69,7 @@ def index_game(pipe: Any, info: dict[str, Any], fields: dict[str, str], finished
             pipe.zrem(keys.games_list(facets), gid)
     counted = bool(info.get("rated")) and "unrated_reason" not in fields
     if info.get("rated") and not counted:
-        # Asked to be rated, finished unrated (service/core/counting.py): out of every rated list.
+        # Asked to be rated, finished unrated (service/domain/counting.py): out of every rated list.
         for facets in combinations(info, status, rated=True):
             if "rated" in facets:
                 pipe.zrem(keys.games_list(facets), gid)

@@ -23,8 +23,8 @@ updated with each finished game's ranks (1 = best, ties share a rank).
 
 Only **rated** games reach the ratings: their ``GameCreated`` says
 ``"rated": true`` (every seat an account that joined itself or that an
-organiser seated; ``service.core.pipeline``), and they **count**
-(``service.core.counting``): not aborted, every seat made its first decision,
+organiser seated; ``service.domain.pipeline``), and they **count**
+(``service.domain.counting``): not aborted, every seat made its first decision,
 and their set of accounts had not already counted ``PAIRING_LIMIT`` times in
 the window.  A casual game (seated by name, or from before accounts), or a
 rated one that did not count, is listed on its players' pages, marked
@@ -58,10 +58,10 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
-from service.core import counting
-from service.core.eventstore import EventStore
-from service.core.pipeline import GAME_CREATED
-from service.core.records import START, Cursor, FinishedRow
+from service.adapters.eventstore import EventStore
+from service.domain import counting
+from service.domain.pipeline import GAME_CREATED
+from service.domain.records import START, Cursor, FinishedRow
 
 if TYPE_CHECKING:
     from openskill.models import PlackettLuce
@@ -173,7 +173,7 @@ class _Finished:
     finished_at: str
     #: Counts on the leaderboards; otherwise only listed on the players' pages.
     rated: bool = False
-    #: Why a game asked to be rated does not count (``service.core.counting``).
+    #: Why a game asked to be rated does not count (``service.domain.counting``).
     unrated_reason: str | None = None
 
 

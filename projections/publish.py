@@ -141,7 +141,7 @@ def game_written(
         for seat in seats:
             account_event(pipe, players[seat], {"type": "table_started", "table_id": info["table"], "game_id": gid})
     elif "auth" in fields and isinstance(info.get("tournament"), dict):
-        # A tournament's table (service/core/tournament_rounds.py): which tournament, round and table.
+        # A tournament's table (service/service_layer/tournament_rounds.py): which tournament, round and table.
         where = info["tournament"]
         started = {
             "type": "table_started",

@@ -38,11 +38,11 @@ from redis.commands.core import CoreCommands
 from projections import deadlines, game_lists, keys, publish
 from projections.boards import board_fields, dumps, info_of
 from service import redis_roles
-from service.core import clocks, counting
-from service.core.eventstore import EventStore, StoreUnavailable
-from service.core.pipeline import GAME_CREATED, GAME_FINISHED
-from service.core.records import START, Cursor, FoldBatch
-from service.core.replay import fold_batch
+from service.adapters.eventstore import EventStore, StoreUnavailable
+from service.domain import clocks, counting
+from service.domain.pipeline import GAME_CREATED, GAME_FINISHED
+from service.domain.records import START, Cursor, FoldBatch
+from service.domain.replay import fold_batch
 from service.games import registry
 
 log = logging.getLogger(__name__)
@@ -392,7 +392,7 @@ def _prepare(
     process's :class:`Known` last write) and the events read after its checkpoint:
     ``(version, finished, write or None, the engine's state folded)``.
     ``decided``: the seats that made a decision of their own, asked only when a
-    rated game finishes (``service.core.counting``)."""
+    rated game finishes (``service.domain.counting``)."""
     if isinstance(current, Known):
         version, raw_state, raw_info, status = current.version, None, None, None
     else:

@@ -28,9 +28,9 @@ import orjson
 import redis
 
 from service import redis_roles
-from service.core.eventstore import EventStore, StoreUnavailable
-from service.core.records import START, Cursor, StoredEvent
-from service.core.tournament_store import TournamentStore
+from service.adapters.eventstore import EventStore, StoreUnavailable
+from service.adapters.tournament_store import TournamentStore
+from service.domain.records import START, Cursor, StoredEvent
 from service.tournaments import events as tevents
 from service.tournaments import standings as tstandings
 from service.tournaments.evolve import State, evolve, is_bot

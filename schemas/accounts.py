@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from service.core import identity
+from service.domain import identity
 
 _HANDLE_DOC = {
     "description": f"{identity.HANDLE_RULE}; unique ignoring case (checked by the server: 422 invalid_handle).",

@@ -7,10 +7,10 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 
 from schemas.invitations import InvitedOut
 from schemas.openapi import ref, results, typed, views
-from service.core import clocks, counting
+from service.domain import clocks, counting
 from service.games import registry
 
-#: The statuses of a game of accounts before it starts (service/core/invitations.py).
+#: The statuses of a game of accounts before it starts (service/adapters/invitations.py).
 PENDING_STATUSES = ("invited", "declined", "expired")
 
 # \Z, not $: a $ lets a trailing newline through ("ann\n").
@@ -26,7 +26,7 @@ _SECONDS = {"strict": True, "validate": validate.Range(min=1, max=clocks.MAX_SEC
 
 
 class ClockIn(Schema):
-    """A time control (docs/API.md "Clocks, resignation, abort"; ``service/core/clocks.py``)."""
+    """A time control (docs/API.md "Clocks, resignation, abort"; ``service/domain/clocks.py``)."""
 
     type = fields.String(required=True, validate=validate.OneOf(clocks.TYPES))
     base_s = fields.Integer(**_SECONDS, metadata={"description": "fischer: the time bank of each seat"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from service.core import counting
+from service.domain import counting
 
 
 # -- in ---------------------------------------------------------------------

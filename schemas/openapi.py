@@ -282,7 +282,7 @@ def _intents(spec: APISpec) -> None:
             command = registry.get(game).commands.get(wire)
             doc = (command.__doc__ or "").strip().split("\n\n")[0] if command else ""
             _component(spec, name, cls, " ".join(doc.split()))
-    # The platform's intents a client may post, in every game (service/core/pipeline.py).
+    # The platform's intents a client may post, in every game (service/domain/pipeline.py).
     platform: dict[str, str] = {}
     for wire, command in platform_intents().items():
         name = f"{command.__name__}Intent"
@@ -318,7 +318,7 @@ CLIENT_PLATFORM_INTENTS = ("resign",)
 
 
 def platform_intents() -> dict[str, type]:
-    from service.core import pipeline
+    from service.domain import pipeline
 
     commands = getattr(pipeline, "PLATFORM_COMMANDS", {})
     return {wire: commands[wire] for wire in CLIENT_PLATFORM_INTENTS if wire in commands}

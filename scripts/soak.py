@@ -42,7 +42,7 @@ from typing import Any
 
 import requests
 
-from service.core import canonical
+from service.domain import canonical
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Attempts for an intent answered 5xx or not answered (same Idempotency-Key each time).
@@ -279,7 +279,7 @@ def stream_via_sql(database_url: str, gid: str) -> list[dict[str, Any]]:
     """The stream as the store reads it (digests and prev_hash derived, migration 0009)."""
     import psycopg
 
-    from service.core.eventstore import event_columns, rows_to_events
+    from service.adapters.eventstore import event_columns, rows_to_events
 
     with psycopg.connect(database_url) as conn:
         rows = conn.execute(f"SELECT {event_columns()} FROM events WHERE game_id = %s ORDER BY seq", (gid,)).fetchall()
@@ -359,18 +359,15 @@ def _local_store(cfg: Config) -> Iterator[Any]:
     if not (cfg.database_url and cfg.redis_url):
         yield None
         return
-    import redis
-    from psycopg_pool import ConnectionPool
+    from service.bootstrap import bootstrap
+    from service.config import Settings
 
-    from service.core.eventstore import EventStore
-
-    pool = ConnectionPool(cfg.database_url, min_size=1, max_size=2, open=True)
-    r = redis.Redis.from_url(cfg.redis_url)
+    # The composition root's pieces, on the URLs under test (every other setting at its default).
+    components = bootstrap(Settings.from_env({"DATABASE_URL": cfg.database_url, "REDIS_URL": cfg.redis_url}))
     try:
-        yield (EventStore(pool), r)
+        yield (components.store, components.redis)
     finally:
-        pool.close()
-        r.close()
+        components.close()
 
 
 def verify(cfg: Config, report: Report) -> None:

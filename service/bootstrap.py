@@ -12,6 +12,7 @@ process asks for it.
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import orjson
@@ -24,10 +25,12 @@ from projections import leaderboards
 from projections import tournaments as tournament_standings
 from projections.runner import Checkpoints, GlobalConsumer
 from service import redis_roles
+from service.adapters.eventstore import EventStore, check_if_idle, configure_connection
+from service.adapters.rate_limits import RateLimits
+from service.adapters.tournament_store import TournamentStore
 from service.config import Settings
-from service.core.eventstore import EventStore, check_if_idle, configure_connection
-from service.core.tournament_store import TournamentStore
 from service.games import registry
+from service.service_layer.commands import GameService
 from workers.nudge import Nudge, TournamentNudge
 
 #: The projections that read the global feed, in the order a sweep and a
@@ -83,6 +86,38 @@ def configure_process() -> None:
     reading a stream was dominated by the standard library's parser, ``make
     bench``: rebuild and cold loads, docs/PERFORMANCE.md)."""
     set_json_loads(orjson.loads)
+
+
+def game_service(
+    components: Components, *, cache_size: int | None = None, on_conflict: Callable[[], None] | None = None
+) -> GameService:
+    """The command side over ``components``, on the configured terms for a new game
+    (default clock, length cap).  ``cache_size``: the game states it keeps (default
+    ``Settings.state_cache_size``, the API's; a worker that touches few games keeps
+    fewer).  Each process builds one per use and keeps it for life."""
+    settings = components.settings
+    return GameService(
+        components.store,
+        components.nudge,
+        cache_size=settings.state_cache_size if cache_size is None else cache_size,
+        snapshot_every=settings.snapshot_every,
+        on_conflict=on_conflict,
+        default_deadline_s=settings.default_deadline_s,
+        max_game_events=settings.max_game_events,
+    )
+
+
+def rq_connection(settings: Settings) -> redis.Redis:
+    """An RQ worker's own connection to the queue's Redis, without the components'
+    socket timeout: its blocking dequeue waits far longer than a query ever should."""
+    return redis.Redis.from_url(settings.queue_url)
+
+
+def rate_limits(settings: Settings, prefix: str = "qd:rl") -> RateLimits:
+    """The rate limits' counters (``service/http/limits.py``) on the read side's Redis,
+    with short timeouts: a limit must not hold a request for long when Redis is away."""
+    client = redis_roles.connect_one(settings.read_url, socket_connect_timeout=0.5, socket_timeout=0.5)
+    return RateLimits(settings, client, prefix)
 
 
 def bootstrap(settings: Settings | None = None) -> Components:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from service.config import Settings
-from service.core.errors import DomainError
+from service.domain.errors import DomainError
 
 Handler = Callable[[argparse.Namespace, Settings], int]
 
@@ -47,7 +47,7 @@ def _components(settings: Settings):
 
 # -- operations on the store and the read models --------------------------------
 def _migrate(ns: argparse.Namespace, settings: Settings) -> int:
-    from service.core.migrate import migrate
+    from service.adapters.migrate import migrate
 
     migrate(settings.database_url, echo=True)
     return 0
@@ -115,7 +115,7 @@ def _catch_up(ns: argparse.Namespace, settings: Settings) -> int:
 def _bots(ns: argparse.Namespace, settings: Settings) -> int:
     """Provision the house bots (idempotent): one account per game and level,
     keyed from the bot secret (docs/BOTS.md "House bots")."""
-    from service.core.house_bots import HouseBots, levels
+    from service.adapters.house_bots import HouseBots, levels
     from service.games import registry
 
     secret = settings.bot_key_secret
@@ -138,7 +138,7 @@ def _backup_args(p: argparse.ArgumentParser) -> None:
 def _backup(ns: argparse.Namespace, settings: Settings) -> int:
     from pathlib import Path
 
-    from service.core.backup import BackupError, backup
+    from service.adapters.backup import BackupError, backup
 
     out = Path(ns.out or f"backups/quarterdeck-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.qdb.gz")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -175,7 +175,7 @@ def _restore_args(p: argparse.ArgumentParser) -> None:
 
 
 def _restore(ns: argparse.Namespace, settings: Settings) -> int:
-    from service.core.backup import BackupError, check, restore
+    from service.adapters.backup import BackupError, check, restore
 
     say = lambda msg: print(msg, flush=True)  # noqa: E731
     if not os.path.exists(ns.file):
@@ -285,7 +285,7 @@ def _export_args(p: argparse.ArgumentParser) -> None:
 
 def _export(ns: argparse.Namespace, settings: Settings) -> int:
     from service.audit import bundle
-    from service.core.errors import game_not_found
+    from service.domain.errors import game_not_found
 
     ctx = _components(settings)
     try:
@@ -408,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, (help_, _, add_args) in COMMANDS.items():
         add_args(sub.add_parser(name, help=help_))
     ns = parser.parse_args(argv)
-    from service.core.eventstore import StoreUnavailable
+    from service.adapters.eventstore import StoreUnavailable
 
     try:
         return COMMANDS[ns.command][1](ns, Settings.from_env())

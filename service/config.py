@@ -134,7 +134,7 @@ class Settings:
     expensive_wait_seconds: float = 10.0
     #: The clock of a game created without one (``"clock"`` absent or null): a deadline of this
     #: many seconds per decision (``QD_DEFAULT_DEADLINE_S``; ``0`` or ``none``: no clock), so
-    #: abandoned games end too (``service/core/clocks.py``, docs/CLOCKS.md).
+    #: abandoned games end too (``service/domain/clocks.py``, docs/CLOCKS.md).
     default_deadline_s: int | None = 3 * 24 * 3600
     #: Seconds between two looks of the worker for clocks that ran out (``workers/timeouts.py``).
     timeout_tick_seconds: float = 0.25

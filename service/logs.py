@@ -9,7 +9,7 @@ import re
 _SECRETS = [
     (re.compile(r"(Bearer\s+)[A-Za-z0-9_\-\.=]+", re.I), r"\1***"),
     (re.compile(r"(\"?(?:token|seed|admin_token|key)\"?\s*[:=]\s*\"?)[A-Za-z0-9_\-\.=]{8,}", re.I), r"\1***"),
-    # An account key wherever it appears (service.core.identity.KEY_PREFIX).
+    # An account key wherever it appears (service.domain.identity.KEY_PREFIX).
     (re.compile(r"qdk_[A-Za-z0-9_\-]{8,}"), "qdk_***"),
 ]
 

@@ -81,5 +81,8 @@ CLUSTER_ERRORS: tuple[type[Exception], ...] = (
     redis.exceptions.RedisClusterException,  # no node answers for a slot, or no node at all
 )
 
+#: A server unreachable, or slow past the socket timeout (the edges answer 503 for these).
+DOWN: tuple[type[Exception], ...] = (redis.ConnectionError, redis.TimeoutError)
+
 #: Every error that means "Redis is away for now" (one server down, or a cluster failing over).
 UNAVAILABLE: tuple[type[Exception], ...] = (redis.ConnectionError, redis.TimeoutError, *CLUSTER_ERRORS)

@@ -18,7 +18,7 @@ import time
 import redis
 from rq import Queue
 
-from service.bootstrap import freeze_startup_heap
+from service.bootstrap import freeze_startup_heap, rq_connection
 from service.logs import configure_logging
 from workers import context, jobs, timeouts
 from workers.rq_worker import ProjectionWorker
@@ -55,9 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         threading.Thread(target=sweep_forever, args=(interval, stop), daemon=True, name="sweep").start()
         tick = settings.timeout_tick_seconds
         threading.Thread(target=timeouts.run_forever, args=(tick, stop), daemon=True, name="timeouts").start()
-    # RQ's own connection, without the components' socket timeout: its
-    # blocking dequeue waits far longer than a query ever should.
-    conn = redis.Redis.from_url(settings.queue_url)
+    conn = rq_connection(settings)
     freeze_startup_heap()
     log.info("worker on queue %s (sweep every %.0fs)", settings.queue_name, interval)
     while True:

@@ -42,13 +42,14 @@ import redis
 from rq import Queue, Retry
 
 from projections import game_lists, keys, publish
+from schemas.intents import parse_intent
+from service.adapters.accounts import AccountStore
+from service.adapters.house_bots import HouseBot, HouseBots
+from service.bootstrap import game_service, rate_limits, rq_connection
 from service.config import Settings
-from service.core import identity
-from service.core.accounts import AccountStore
-from service.core.commands import GameService
-from service.core.errors import DomainError
-from service.core.house_bots import HouseBot, HouseBots
-from service.core.identity import Principal
+from service.domain import identity
+from service.domain.errors import DomainError
+from service.domain.identity import Principal
 from workers import context, metrics
 
 log = logging.getLogger(__name__)
@@ -101,9 +102,7 @@ class Actor:
 
     def __init__(self, ctx: context.Context):
         self.ctx = ctx
-        self.games = GameService(
-            ctx.store, ctx.nudge, cache_size=CACHE_SIZE, snapshot_every=ctx.settings.snapshot_every
-        )
+        self.games = game_service(ctx, cache_size=CACHE_SIZE)
         self.accounts = AccountStore(ctx.store.pool, ctx.settings.pool_timeout)
         self.bots = HouseBots(ctx.store.pool, ctx.settings.pool_timeout)
         self.limits = _limits(ctx.settings)
@@ -178,7 +177,7 @@ class Actor:
         return self.games.submit(
             game_id,
             None,
-            intent,
+            parse_intent(bot.game, intent),
             version,
             f"house-bot-v{version}",
             hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
@@ -208,9 +207,7 @@ def _limits(settings: Settings) -> Any:
     """The API's rate limits (``service/http/limits.py``), or ``None`` when they are off."""
     if not settings.rate_limits:
         return None
-    from service.http.limits import RateLimits
-
-    return RateLimits(settings)
+    return rate_limits(settings)
 
 
 #: Seconds a job waits, at most, for the bot's intent budget before it fails (and is retried).
@@ -366,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     if not settings.bot_key_secret:
         log.warning("no QD_BOT_SECRET nor ADMIN_TOKEN: house bots cannot act")
     # RQ's own connection, without the components' socket timeout (its dequeue blocks).
-    conn = redis.Redis.from_url(settings.queue_url)
+    conn = rq_connection(settings)
     queue = Queue(settings.bot_queue, connection=conn)
     listener = Listener(ctx, queue)
     stop = threading.Event()

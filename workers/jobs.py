@@ -10,7 +10,7 @@ import redis
 
 from projections import runner
 from service import redis_roles
-from service.core.eventstore import StoreUnavailable
+from service.adapters.eventstore import StoreUnavailable
 from workers import context, metrics, tournaments
 
 log = logging.getLogger(__name__)

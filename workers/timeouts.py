@@ -26,9 +26,10 @@ import time
 
 from projections import deadlines
 from service import redis_roles
-from service.core.commands import GameService
-from service.core.errors import NotFound
-from service.core.eventstore import StoreUnavailable
+from service.adapters.eventstore import StoreUnavailable
+from service.bootstrap import game_service
+from service.domain.errors import NotFound
+from service.service_layer.commands import GameService
 from workers import context
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ CACHE_SIZE = 256
 
 def service(ctx: context.Context) -> GameService:
     """The command side the scheduler writes through (the same as the API's)."""
-    return GameService(ctx.store, ctx.nudge, cache_size=CACHE_SIZE, snapshot_every=ctx.settings.snapshot_every)
+    return game_service(ctx, cache_size=CACHE_SIZE)
 
 
 def tick(ctx: context.Context, games: GameService, now: float | None = None) -> int:

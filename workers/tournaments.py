@@ -1,5 +1,5 @@
 """The tournaments' RQ jobs: project one tournament's read model, advance its
-rounds (``service.core.tournament_rounds``).  They take ids only and are
+rounds (``service.service_layer.tournament_rounds``).  They take ids only and are
 idempotent: a duplicated, late or concurrent job does no harm.
 
 Three things advance a tournament (docs/TOURNAMENTS.md "The worker"): a new
@@ -16,10 +16,10 @@ import threading
 
 from projections import tournaments as tprojection
 from service import redis_roles
-from service.core.commands import GameService
-from service.core.eventstore import StoreUnavailable
-from service.core.tournament_rounds import RoundRunner
-from service.core.tournaments import TournamentService
+from service.adapters.eventstore import StoreUnavailable
+from service.bootstrap import game_service
+from service.service_layer.tournament_rounds import RoundRunner
+from service.service_layer.tournaments import TournamentService
 from workers import context, timeouts
 
 log = logging.getLogger(__name__)
@@ -34,17 +34,9 @@ def runner(ctx: context.Context) -> RoundRunner:
     with _lock:
         if _runner is None or _runner[0] is not ctx:
             service = TournamentService(ctx.tournament_store, ctx.tournament_nudge)
-            settings = ctx.settings
             # The API's terms for a new game: a tournament without a clock gets the
             # configured default, and every game the configured length cap.
-            games = GameService(
-                ctx.store,
-                ctx.nudge,
-                cache_size=timeouts.CACHE_SIZE,
-                snapshot_every=settings.snapshot_every,
-                default_deadline_s=settings.default_deadline_s,
-                max_game_events=settings.max_game_events,
-            )
+            games = game_service(ctx, cache_size=timeouts.CACHE_SIZE)
             _runner = (ctx, RoundRunner(service, games))
         return _runner[1]
 

@@ -128,7 +128,7 @@ def forfeited_field() -> fields.List:
     )
 
 
-# -- the platform's events (service/core/pipeline.py) ---------------------------
+# -- the platform's events (service/domain/pipeline.py) ---------------------------
 class _Open(Schema):
     class Meta:
         # The platform adds terms of creation here over time (rated play,

@@ -13,8 +13,10 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError
 
+from service.domain import pipeline
+from service.domain.errors import Refused
 from service.games import registry
-from service.games.base import Command
+from service.games.base import Command, RuleViolation
 
 
 @cache
@@ -37,3 +39,22 @@ def load_intent(game: str, data: Any) -> Command:
         raise ValidationError({"type": [f"unknown intent type; this game knows: {', '.join(sorted(table))}"]})
     body = {k: v for k, v in data.items() if k != "type"}
     return table[kind].load(body)
+
+
+def parse_intent(game: str, data: Any) -> Command:
+    """An intent's JSON as the command the service layer decides: the platform's
+    ``resign`` or one of ``game``'s commands; ``Refused("invalid_intent")`` (422)
+    with the schema's messages otherwise.  The edges (HTTP, the house bots) parse;
+    the service layer takes commands."""
+    try:
+        command = pipeline.platform_command(data)
+    except RuleViolation as rv:
+        raise Refused(rv.code, rv.message, rv.details) from None
+    if command is not None and not isinstance(command, pipeline.Resign):
+        raise Refused("invalid_intent", "Of the platform's intents only 'resign' may be posted.")
+    try:
+        return command or load_intent(game, data)
+    except ValidationError as exc:
+        raise Refused(
+            "invalid_intent", "The intent does not match this game's schema.", {"fields": exc.messages}
+        ) from None

@@ -39,7 +39,7 @@ from scripts.bench import plan as bench_plan
 from scripts.bench.env import OUT, ROOT, BenchEnv, cpu_seconds
 from scripts.bench.load import percentile
 from scripts.bench.report import Results
-from service.core.commands import GameService
+from service.service_layer.commands import GameService
 
 FOLLOWERS = 2000
 GAMES = 50

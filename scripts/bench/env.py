@@ -26,7 +26,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from devtools.run import _gunicorn_argv
-from service.core.migrate import migrate
+from service.adapters.migrate import migrate
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / ".bench"

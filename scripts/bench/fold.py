@@ -14,9 +14,9 @@ from typing import Any
 
 from projections.boards import board_fields, info_from, is_finished
 from scripts.bench.env import ROOT
-from service.core.eventstore import EventStore
-from service.core.records import StoredEvent
-from service.core.replay import fold_stream
+from service.adapters.eventstore import EventStore
+from service.domain.records import StoredEvent
+from service.domain.replay import fold_stream
 from service.games import registry
 from service.games.simulate import random_playout
 

@@ -53,7 +53,7 @@ from scripts.bench import plan as bench_plan
 from scripts.bench.env import BenchEnv, backend_cpu_seconds
 from service.bootstrap import bootstrap
 from service.config import Settings
-from service.core.commands import GameService
+from service.service_layer.commands import GameService
 
 GAMES = 24
 

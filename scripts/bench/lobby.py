@@ -26,8 +26,8 @@ import psycopg
 import redis
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from service.adapters.migrate import migrate
 from service.config import Settings
-from service.core.migrate import migrate
 from service.http.app import create_app
 
 

@@ -35,7 +35,7 @@ import redis
 from flask import Flask, request
 from psycopg_pool import ConnectionPool
 
-from service.core.eventstore import insert_guarded
+from service.adapters.eventstore import insert_guarded
 from workers.coalesce import Coalescer
 
 TABLE = "minimum_events"

@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 from unittest import mock
 
-from service.core.commands import GameService, now_iso
-from service.core.eventstore import EventStore
-from service.core.pipeline import GAME_FINISHED, finished_data
-from service.core.pipeline import seal as seal_events
-from service.core.records import NewEvent
+from service.adapters.eventstore import EventStore
+from service.domain.pipeline import GAME_FINISHED, finished_data
+from service.domain.pipeline import seal as seal_events
+from service.domain.records import NewEvent
 from service.games import registry
 from service.games.base import Event, State, fold
 from service.games.rng import Rng
 from service.games.simulate import SETUP_DOMAIN, decision_domain
+from service.service_layer.commands import GameService, now_iso
 
 GAME = "nautilus-industries"
 
@@ -88,7 +88,7 @@ class Created:
 def create(svc: GameService, plan: Plan) -> Created:
     """Create the game through the service's own code path, with the plan's seed."""
     fake = types.SimpleNamespace(token_bytes=lambda _n: plan.seed, token_urlsafe=secrets.token_urlsafe)
-    with mock.patch("service.core.commands.secrets", fake):
+    with mock.patch("service.service_layer.commands.secrets", fake):
         answer = svc.create_game(plan.game, [f"bench-{i}" for i in range(plan.players)], {})
     return Created(plan, answer["id"], [s["token"] for s in answer["seats"]], answer["version"])
 

@@ -58,8 +58,8 @@ from scripts.bench.report import Results, table
 from service.bootstrap import bootstrap as make_context
 from service.bots import arena
 from service.config import Settings
-from service.core.commands import GameService
 from service.games import registry
+from service.service_layer.commands import GameService
 
 CLIENTS = 16
 _t0 = time.perf_counter()

@@ -34,8 +34,8 @@ from psycopg.conninfo import make_conninfo
 from projections import keys
 from projections.runner import project_game
 from scripts.bench import plan as bench_plan
-from service.core import backup
-from service.core.commands import GameService
+from service.adapters import backup
+from service.service_layer.commands import GameService
 
 KINDS = ("nauticus", "nautilus-industries", "waters-of-nereus")
 
@@ -84,9 +84,9 @@ def pg_bytes(database_url: str, say: Callable[[str], None], intents: int = 400, 
 
     from psycopg_pool import ConnectionPool
 
+    from service.adapters.eventstore import EventStore
+    from service.adapters.migrate import migrate
     from service.config import Settings
-    from service.core.eventstore import EventStore
-    from service.core.migrate import migrate
 
     name = f"{psycopg.conninfo.conninfo_to_dict(database_url)['dbname']}_bytes"
     admin = make_conninfo(database_url, dbname="postgres")
@@ -113,7 +113,7 @@ def pg_bytes(database_url: str, say: Callable[[str], None], intents: int = 400, 
                                 break
                             seat = chooser.choice(loaded.engine.to_act(loaded.state))
                             command = chooser.choice(loaded.engine.legal(loaded.state, seat))
-                        svc.submit(created["id"], tokens[seat], command.to_json(), None, None, f"b{n}")
+                        svc.submit(created["id"], tokens[seat], command, None, None, f"b{n}")
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("VACUUM ANALYZE events")
             events, total, heap, indexes = conn.execute(

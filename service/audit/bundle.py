@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from service.audit.verify import BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION
-from service.core.pipeline import GAME_FINISHED
-from service.core.records import GameRecord, StoredEvent
+from service.domain.pipeline import GAME_FINISHED
+from service.domain.records import GameRecord, StoredEvent
 
 
 def build(record: GameRecord, events: Sequence[StoredEvent]) -> dict[str, Any]:

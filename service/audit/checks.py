@@ -25,13 +25,13 @@ from typing import Any
 from marshmallow import ValidationError
 
 from schemas.intents import load_intent
+from service.adapters.eventstore import EventStore
 from service.audit.bundle import from_bundle_events
-from service.core import canonical, clocks, pipeline
-from service.core.errors import game_not_found
-from service.core.eventstore import EventStore
-from service.core.pipeline import GAME_CREATED, GAME_FINISHED
-from service.core.records import StoredEvent
-from service.core.replay import fold_stream
+from service.domain import canonical, clocks, pipeline
+from service.domain.errors import game_not_found
+from service.domain.pipeline import GAME_CREATED, GAME_FINISHED
+from service.domain.records import StoredEvent
+from service.domain.replay import fold_stream
 from service.games import registry
 from service.games.base import Engine, RuleViolation
 from service.games.rng import commitment
@@ -229,7 +229,7 @@ def _engine_for(events: Sequence[StoredEvent]) -> tuple[Engine, dict[str, Any]]:
 
 def redecide(game_id: str, events: Sequence[StoredEvent], seed: bytes | None, seed_source: str = "revealed") -> Check:
     """Decide every recorded intent again, through the same pipeline that
-    wrote it (``service.core.pipeline``), and compare every event."""
+    wrote it (``service.domain.pipeline``), and compare every event."""
     if seed is None:
         return Check(False, "no seed matching the commitment to re-decide with", {"seed_source": "none"})
     try:
@@ -293,7 +293,7 @@ def redecide(game_id: str, events: Sequence[StoredEvent], seed: bytes | None, se
             intents += 1
             try:
                 # The clock as this re-decision recorded it at the event before: a recorded
-                # clock is never trusted, it is computed again (service/core/clocks.py).
+                # clock is never trusted, it is computed again (service/domain/clocks.py).
                 spec = created.get("clock")
                 clock = clocks.Clock(spec, len(created["players"]), expected[-1].meta.get("clock"))
                 at = pipeline.Head(

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from service.core import canonical, clocks
-from service.core.errors import Conflicting, Refused, game_not_found
-from service.core.eventstore import EventStore
-from service.core.pipeline import GAME_FINISHED, PLATFORM_EVENTS, shown_result
-from service.core.records import StoredEvent
-from service.core.replay import fold_stream
+from service.adapters.eventstore import EventStore
+from service.domain import canonical, clocks
+from service.domain.errors import Conflicting, Refused, game_not_found
+from service.domain.pipeline import GAME_FINISHED, PLATFORM_EVENTS, shown_result
+from service.domain.records import StoredEvent
+from service.domain.replay import fold_stream
 from service.games import registry
 from service.games.base import ADMIN, Engine, Event, Viewer
 
@@ -86,7 +86,7 @@ def state_at(store: EventStore, game_id: str, version: int | None, seat: int | N
     finished_at_version = last.type == GAME_FINISHED
     result = engine.result(state) if state is not None else None
     if finished_at_version:
-        # The platform's result: forfeited seats last, or an abort (service/core/pipeline.py).
+        # The platform's result: forfeited seats last, or an abort (service/domain/pipeline.py).
         result = shown_result(last.data.get("result"))
     return {
         "id": game_id,

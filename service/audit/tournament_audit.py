@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.adapters.eventstore import EventStore
+from service.adapters.kept_audits import KeptAudits
+from service.adapters.tournament_store import TournamentStore
 from service.audit.checks import audit_events
-from service.core.eventstore import EventStore
-from service.core.kept_audits import KeptAudits
-from service.core.pipeline import GAME_CREATED, GAME_FINISHED, shown_result
-from service.core.tournament_store import TournamentStore
-from service.core.tournaments import not_found
+from service.domain.pipeline import GAME_CREATED, GAME_FINISHED, shown_result
+from service.service_layer.tournaments import not_found
 from service.tournaments import audit as pure_audit
 
 #: Stream events as the pure audit reads them.

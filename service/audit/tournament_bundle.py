@@ -10,12 +10,12 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from service.adapters.eventstore import EventStore
+from service.adapters.tournament_store import TournamentStore
 from service.audit import bundle as game_bundle
 from service.audit.verify import TOURNAMENT_FORMAT, TOURNAMENT_FORMAT_VERSION, manifest_entry
-from service.core.errors import game_not_found
-from service.core.eventstore import EventStore
-from service.core.tournament_store import TournamentStore
-from service.core.tournaments import not_found
+from service.domain.errors import game_not_found
+from service.service_layer.tournaments import not_found
 
 
 def build(tstore: TournamentStore, store: EventStore, tournament_id: str) -> dict[str, Any]:

@@ -29,7 +29,7 @@ Contract (checked for every engine by ``tests/property/test_conformance.py``)
   refuses anything else with :class:`RuleViolation`.
 * ``forfeit(state, seat, rng)`` returns the events of a seat leaving the game
   (it resigned or its clock ran out; the platform decides when, see
-  ``service/core/pipeline.py``): first ``SeatForfeited`` with ``{"seat": seat,
+  ``service/domain/pipeline.py``): first ``SeatForfeited`` with ``{"seat": seat,
   ...}``, whose fold appends the seat to ``state["forfeited"]`` (a NEW list:
   callers copy states shallowly), then every automatic follow-up, with the same
   promise as ``decide``.  From then on ``to_act`` never lists the seat, its

@@ -7,7 +7,7 @@ Randomness: the game's own draws come from :class:`~service.games.rng.Rng`.  The
 platform sets a game up with ``Rng(seed, domain=1)`` and decides every intent with
 ``Rng(seed, domain=stream_version_before_the_decision)``: the number of events already
 in the game's stream, which starts with the platform's own ``GameCreated`` event
-before the engine's setup events (see ``service/core/pipeline.py``).
+before the engine's setup events (see ``service/domain/pipeline.py``).
 The simulator mirrors that exactly (:data:`SETUP_DOMAIN`, :func:`decision_domain`), so
 a playout's events are what the platform would record for the same seed and intents.
 The *choice* of seat and command comes from a separate ``random.Random``

@@ -8,7 +8,7 @@ from flask_smorest import Blueprint
 
 from schemas.accounts import AccountOut, HandleIn, KeyOut, NewAccountOut
 from schemas.http import ErrorOut
-from service.core import identity
+from service.domain import identity
 from service.http.common import bearer, require_account, require_admin, services
 
 blp = Blueprint("accounts", __name__, url_prefix="/v1", description="Accounts, keys and organisers")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import redis
 from flask import Flask, jsonify
 from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
@@ -13,11 +12,10 @@ from werkzeug.exceptions import HTTPException
 from schemas import openapi
 from schemas.http import ErrorOut
 from service import metrics, redis_roles
-from service.bootstrap import Components, bootstrap
+from service.adapters.eventstore import StoreUnavailable
+from service.bootstrap import Components, bootstrap, game_service
 from service.config import Settings
-from service.core.commands import GameService
-from service.core.errors import DomainError
-from service.core.eventstore import StoreUnavailable
+from service.domain.errors import DomainError
 from service.http import (
     accounts,
     audit,
@@ -75,16 +73,8 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
     )
     app.config.update(flask_config)
 
-    game_service = GameService(
-        components.store,
-        components.nudge,
-        cache_size=settings.state_cache_size,
-        snapshot_every=settings.snapshot_every,
-        on_conflict=metrics.CONFLICTS.inc,
-        default_deadline_s=settings.default_deadline_s,
-        max_game_events=settings.max_game_events,
-    )
-    app.extensions["quarterdeck"] = common.Services(components, game_service)
+    commands = game_service(components, on_conflict=metrics.CONFLICTS.inc)
+    app.extensions["quarterdeck"] = common.Services(components, commands)
     # Waits and streams sleep on the projection's announcements (connects on first use).
     app.extensions[waiting.EXTENSION] = waiting.Hub(settings.read_url)
 
@@ -126,14 +116,13 @@ def _register_errors(app: Flask) -> None:
     def store_down(err: StoreUnavailable):
         return api_error(unavailable("postgres", type(err).__name__))
 
-    @app.errorhandler(redis.ConnectionError)
-    @app.errorhandler(redis.TimeoutError)
     def redis_down(err: Exception):
         return api_error(unavailable("redis", type(err).__name__))
 
-    # A Redis Cluster while one of its primaries fails over (docs/SCALING.md, "Redis by role").
-    for cluster_error in redis_roles.CLUSTER_ERRORS:
-        app.register_error_handler(cluster_error, redis_down)
+    # Redis away, or a Redis Cluster while one of its primaries fails over
+    # (docs/SCALING.md, "Redis by role").
+    for redis_error in (*redis_roles.DOWN, *redis_roles.CLUSTER_ERRORS):
+        app.register_error_handler(redis_error, redis_down)
 
     @app.errorhandler(HTTPException)
     def http_error(err: HTTPException):

@@ -24,12 +24,12 @@ from marshmallow import Schema, fields, validate
 
 from schemas import openapi
 from schemas.http import ErrorOut
+from service.adapters.eventstore import EventStore
+from service.adapters.kept_audits import KeptAudits
 from service.audit import bundle, reading
 from service.audit import checks as audit
-from service.core.eventstore import EventStore
-from service.core.identity import GameAccess
-from service.core.kept_audits import KeptAudits
-from service.core.records import GameRecord
+from service.domain.identity import GameAccess
+from service.domain.records import GameRecord
 from service.games import registry
 from service.games.base import ADMIN, Engine
 from service.http import games, limits, streams, waiting

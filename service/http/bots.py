@@ -11,8 +11,8 @@ from projections import leaderboards
 from schemas.bots import BotListOut, BotSeatIn
 from schemas.http import ErrorOut
 from schemas.tables import TableOut
-from service.core import house_bots
-from service.core.house_bots import HouseBot
+from service.adapters import house_bots
+from service.adapters.house_bots import HouseBot
 from service.http.common import require_account, services
 from service.http.errors import ApiError
 

@@ -9,24 +9,23 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import redis
 from flask import current_app, g, request
 
+from service.adapters.accounts import AccountStore
+from service.adapters.eventstore import EventStore
+from service.adapters.house_bots import HouseBots
+from service.adapters.invitations import Invitations
+from service.adapters.lobby import Limits, Lobby
 from service.bootstrap import Components
 from service.config import Settings
-from service.core import identity
-from service.core.accounts import AccountStore
-from service.core.commands import GameService
-from service.core.eventstore import EventStore
-from service.core.house_bots import HouseBots
-from service.core.identity import GameAccess, Principal
-from service.core.invitations import Invitations
-from service.core.lobby import Limits, Lobby
-from service.core.tokens import hash_token
-from service.core.tournaments import TournamentService
+from service.domain import identity
+from service.domain.identity import GameAccess, Principal
+from service.domain.tokens import hash_token
 from service.games.base import ADMIN
 from service.http import waiting
 from service.http.errors import ApiError
+from service.service_layer.commands import GameService
+from service.service_layer.tournaments import TournamentService
 from service.tournaments.commands import RegisterPlayers
 
 
@@ -47,7 +46,8 @@ class Services:
         return self.components.store
 
     @property
-    def redis(self) -> redis.Redis:
+    def redis(self) -> Any:
+        """The read side's client, for ``service.views`` and the streams."""
         return self.components.redis
 
     def catch_up(self, game_id: str) -> None:

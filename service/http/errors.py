@@ -2,14 +2,14 @@
 
 :class:`ApiError` is an answer the HTTP layer itself gives (a body too large,
 a missing header); domain errors from the command side and the audit
-(``service.core.errors``) are mapped to their status here, and nowhere else.
+(``service.domain.errors``) are mapped to their status here, and nowhere else.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from service.core import errors as domain
+from service.domain import errors as domain
 
 
 class ApiError(Exception):

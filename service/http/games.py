@@ -28,11 +28,12 @@ from schemas.http import (
     ListGamesArgs,
     MinVersionArgs,
 )
+from schemas.intents import parse_intent
 from service import metrics
-from service.core import clocks, identity, pipeline
-from service.core.errors import DomainError
-from service.core.eventstore import StoreUnavailable
-from service.core.identity import GameAccess
+from service.adapters.eventstore import StoreUnavailable
+from service.domain import clocks, identity, pipeline
+from service.domain.errors import DomainError
+from service.domain.identity import GameAccess
 from service.games import registry
 from service.games.base import ADMIN, RuleViolation
 from service.games.rng import Rng
@@ -273,11 +274,11 @@ def board_body(gid: str, viewer: Any, model: dict[str, Any]) -> dict[str, Any]:
         "seed_commitment": info["seed_commitment"],
         "rules_version": info["rules_version"],
         # Games from before accounts are casual (docs/API.md "Rated and casual games"); a game
-        # asked to be rated that did not count says why (service/core/counting.py).
+        # asked to be rated that did not count says why (service/domain/counting.py).
         "rated": bool(info.get("rated", False)) and not model.get("unrated_reason"),
         "unrated_reason": model["unrated_reason"].decode() if model.get("unrated_reason") else None,
         "created_by": info.get("created_by"),
-        # As of this version (service/core/clocks.py); games from before clocks have none.
+        # As of this version (service/domain/clocks.py); games from before clocks have none.
         "clock": json.loads(model["clock"]) if model.get("clock") else None,
     }
 
@@ -344,10 +345,12 @@ def submit_intent(body: dict[str, Any], game_id: Any) -> dict[str, Any]:
     request_hash = _request_hash(g.body) if key is not None else ""
     try:
         caller = principal()
+        raw = g.body.get("intent")
         answer = services().games.submit(
             str(game_id),
             bearer(),
-            g.body.get("intent"),
+            # Parsed here, at the edge, once the service knows the game's kind and the seat.
+            lambda game: parse_intent(game, raw),
             body.get("expected_version"),
             key,
             request_hash,
@@ -400,7 +403,7 @@ def install_lean_views(app: Flask) -> None:
 def abort_game(body: dict[str, Any], game_id: Any) -> dict[str, Any]:
     """End a running game, unrated: ``GameAborted`` and ``GameFinished`` (``"reason":
     "aborted"``) are recorded in its stream.  The operator, or the organiser who created the
-    game (``service.core.identity.may_abort`` decides)."""
+    game (``service.domain.identity.may_abort`` decides)."""
     gid = str(game_id)
     access = common.game_access(gid)
     caller = common.require_organiser(access)

@@ -1,18 +1,16 @@
 """docs/API.md "Consent": an account's pending invitations, and its answers
-(``service.core.invitations``)."""
+(``service.adapters.invitations``)."""
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
-import redis
 from flask_smorest import Blueprint
 
-from projections import publish
 from schemas import openapi
 from schemas.http import ErrorOut
 from schemas.invitations import AnswerOut, InvitationListOut
+from service import views
 from service.http.common import require_account, services
 from service.http.errors import ApiError
 
@@ -33,8 +31,7 @@ def announce_invitation(handle: str, invitation: dict[str, Any]) -> None:
     line = {"type": "invitation", "invitation_id": invitation["id"], "kind": invitation["kind"]}
     line |= {k: invitation[k] for k in ("game_id", "tournament_id") if k in invitation}
     # Redis away: the invitation stands, listed by GET and at a stream's start.
-    with contextlib.suppress(redis.RedisError):
-        publish.account_event(services().redis, handle, line)
+    views.announce_to_account(services().redis, handle, line)
 
 
 @blp.route("/account/invitations", methods=["GET"])

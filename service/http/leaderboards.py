@@ -9,12 +9,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import redis
 from flask_smorest import Blueprint
 
-from projections import keys, leaderboards
 from schemas.http import ErrorOut
 from schemas.leaderboards import LeaderboardListOut, LeaderboardOut, PageArgs, PlayerOut
+from service import views
 from service.games import registry
 from service.http.common import services
 from service.http.errors import ApiError
@@ -29,15 +28,11 @@ def _games() -> list[str]:
     return sorted(registry.names())
 
 
-def _active_games(r: redis.Redis, handle: str) -> int:
-    return int(r.zcard(keys.games_list({"player": handle, "status": "active"})))
-
-
 @blp.route("/leaderboards", methods=["GET"])
 @blp.response(200, LeaderboardListOut)
 def list_leaderboards() -> dict[str, Any]:
     """Every registered game type with the size of its leaderboard."""
-    return {"games": leaderboards.summary(services().redis, _games())}
+    return {"games": views.leaderboard_summary(services().redis, _games())}
 
 
 @blp.route("/leaderboards/<game>", methods=["GET"])
@@ -48,7 +43,7 @@ def get_leaderboard(args: dict[str, Any], game: str) -> dict[str, Any]:
     """Players of one game type, best rating first, paged with ``limit``/``offset``."""
     if game not in _games():
         raise ApiError(404, "game_type_not_found", f"No game type called {game!r}.", {"games": _games()})
-    return leaderboards.board(services().redis, game, args["offset"], args["limit"])
+    return views.leaderboard(services().redis, game, args["offset"], args["limit"])
 
 
 @blp.route("/players/<handle>", methods=["GET"])
@@ -56,11 +51,9 @@ def get_leaderboard(args: dict[str, Any], game: str) -> dict[str, Any]:
 @blp.alt_response(404, schema=ErrorOut, description="No game has this player")
 def get_player(handle: str) -> dict[str, Any]:
     """A player's rating per game type, and recent finished games (newest first)."""
-    r = services().redis
     if not _HANDLE.match(handle):
         raise ApiError(404, "player_not_found", "No such player.")
-    page = leaderboards.player(r, handle, _games())
-    active = _active_games(r, handle)
-    if not page["ratings"] and not page["recent"] and not r.exists(keys.games_by("player", handle)):
+    page = views.player(services().redis, handle, _games())
+    if page is None:
         raise ApiError(404, "player_not_found", "No such player.")
-    return page | {"active_games": active}
+    return page

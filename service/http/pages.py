@@ -29,13 +29,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import redis
 from flask import Blueprint, Flask, Response, current_app, render_template, request, url_for
 from jinja2 import Template
 from markupsafe import escape
 
-from service.core.errors import DomainError
-from service.core.eventstore import StoreUnavailable
+from service import redis_roles
+from service.adapters.eventstore import StoreUnavailable
+from service.domain.errors import DomainError
 from service.http import pages_api, pages_boards, pages_text
 from service.http.common import bearer, is_admin, services
 from service.http.errors import ApiError, from_domain, unavailable
@@ -211,10 +211,12 @@ def _store_down(err: StoreUnavailable) -> Response:
     return _api_error(unavailable("postgres", type(err).__name__))
 
 
-@bp.errorhandler(redis.ConnectionError)
-@bp.errorhandler(redis.TimeoutError)
 def _redis_down(err: Exception) -> Response:
     return _api_error(unavailable("redis", type(err).__name__))
+
+
+for _error in redis_roles.DOWN:
+    bp.register_error_handler(_error, _redis_down)
 
 
 @bp.errorhandler(Exception)

@@ -19,36 +19,38 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from marshmallow import ValidationError
+from flask import Response, current_app, request
+from werkzeug.exceptions import UnprocessableEntity
 
-from projections import tournaments as tournament_view
 from schemas.tournaments import TournamentOut
+from service import views
 from service.http import audit, bots, games, leaderboards, tables, tournaments
 from service.http.common import services
 from service.http.errors import ApiError
 
 
 def _call(endpoint: Callable[..., Any], query: dict[str, Any] | None, *path: Any) -> Any:
-    """Run ``endpoint`` (a flask-smorest view) as ``GET`` with ``query`` and the path values."""
-    apidoc = getattr(endpoint, "_apidoc", {})
-    handler = inspect.unwrap(endpoint)
-    params = apidoc.get("arguments", {}).get("parameters", [])
-    if params:
-        schema = params[0]["schema"]
+    """Run ``endpoint`` (a flask-smorest view) as ``GET`` with ``query`` and the path values.
+
+    The view runs whole, decorators and all, in a request of its own that carries the
+    page's headers (the same caller): its argument schema loads the query, its
+    response schema dumps the answer, exactly as for ``/v1``."""
+    args = {k: v for k, v in (query or {}).items() if v is not None}
+    with current_app.test_request_context(request.path, query_string=args, headers=list(request.headers.items())):
+        # Path values by name, as Flask's routing passes them (the parsed query comes first).
+        names = list(inspect.signature(inspect.unwrap(endpoint)).parameters)[-len(path) :] if path else []
         try:
-            args = schema.load({k: v for k, v in (query or {}).items() if v is not None})
-        except ValidationError as exc:
+            answer = endpoint(**dict(zip(names, path, strict=True)))
+        except UnprocessableEntity as exc:
+            messages = (getattr(exc, "data", None) or {}).get("messages", {})
             raise ApiError(
-                422, "validation_error", "The request does not match its schema.", {"fields": exc.messages}
+                422,
+                "validation_error",
+                "The request does not match its schema.",
+                {"fields": messages.get("query", messages)},
             ) from None
-        answer = handler(args, *path)
-    else:
-        answer = handler(*path)
-    responses = apidoc.get("response", {}).get("responses", {})
-    out = next((r for status in (200, "200") for r in responses.get(status, [])), None)
-    if out is not None and out.get("schema") is not None and isinstance(answer, dict):
-        # Exactly the fields the JSON answer has.
-        return out["schema"].dump(answer)
+    if isinstance(answer, Response) and answer.is_json:
+        return answer.get_json()
     return answer
 
 
@@ -150,7 +152,7 @@ def tournament_list(limit: int) -> list[dict[str, Any]]:
     store = svc.tournaments.store
     out = []
     for tid in dict.fromkeys([*store.unfinished(limit), *store.recent(limit)]):
-        found = tournament_view.read(svc.redis, tid, "tournament")
+        found = views.tournament_summary(svc.redis, tid)
         if found is None:
             svc.components.tournament_nudge(tid, [])
             continue

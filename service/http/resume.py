@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from projections.boards import board_fields, info_of
-from service.core.eventstore import EventStore
-from service.core.pipeline import GAME_CREATED, GAME_FINISHED
-from service.core.records import StoredEvent
-from service.core.replay import fold_stream
+from service.adapters.eventstore import EventStore
+from service.domain.pipeline import GAME_CREATED, GAME_FINISHED
+from service.domain.records import StoredEvent
+from service.domain.replay import fold_stream
 from service.games import registry
 from service.http.waiting import BOARD_HISTORY
 

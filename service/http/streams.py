@@ -39,8 +39,8 @@ from marshmallow import Schema, fields, validate
 from projections import game_lists, keys
 from schemas import openapi
 from schemas.http import ErrorOut, GameOut
-from service.core import identity
-from service.core.pooled import StoreUnavailable
+from service.adapters.pooled import StoreUnavailable
+from service.domain import identity
 from service.games.base import ADMIN
 from service.http import games, resume, waiting
 from service.http.common import principal, require_account, services

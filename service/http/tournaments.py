@@ -33,14 +33,14 @@ from schemas.tournaments import (
 )
 from service.audit import tournament_bundle
 from service.audit.tournament_audit import audit_tournament
-from service.core import identity
-from service.core.tournament_rounds import RoundRunner
-from service.core.tournaments import Loaded, not_found
+from service.domain import identity
 from service.games import registry
 from service.http import limits
 from service.http.common import principal, require_account, require_admin, services
 from service.http.errors import ApiError, unavailable
 from service.http.invitations import announce_invitation
+from service.service_layer.tournament_rounds import RoundRunner
+from service.service_layer.tournaments import Loaded, not_found
 from service.tournaments.commands import (
     AbortTournament,
     CreateTournament,

@@ -18,7 +18,7 @@ The modules, in the order a reader needs them:
 * ``rules``: ``decide(state, command, seed=...)``, the one place events are
   made, with the automatic follow-ups (the next round's pairing after a round's
   last table, the end after the last round).  Refusals are the domain errors of
-  ``service.core.errors``.
+  ``service.domain.errors``.
 * ``standings``: points from table places, tie-breaks, standings per round.
 * ``pairing``: the table plan and ``pair(state, rng)``, Swiss and round robin.
 * ``audit``: re-decides a whole stream from its events and the seed, and

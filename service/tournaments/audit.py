@@ -35,7 +35,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from service.core.errors import DomainError
+from service.domain.errors import DomainError
 from service.tournaments import standings
 from service.tournaments.commands import (
     AbortTournament,

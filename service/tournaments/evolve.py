@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from service.core.identity import handle_key, reserved_handle
+from service.domain.identity import handle_key, reserved_handle
 from service.games.base import clone_state
 from service.tournaments.events import (
     MAX_PLAYERS,

@@ -2,7 +2,7 @@
 
 ``decide(state, command, seed=...)`` checks a command against the state and
 returns every event it causes, follow-ups included, or refuses it with a
-domain error of ``service.core.errors`` (the HTTP layer maps them to statuses)
+domain error of ``service.domain.errors`` (the HTTP layer maps them to statuses)
 and nothing is written.  The follow-ups are automatic, as in a game:
 
 * ``StartTournament`` -> ``TournamentStarted`` (rounds fixed, lot drawn) and
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.core import clocks
-from service.core.errors import Conflicting, Forbidden, NotFound, Refused
-from service.core.identity import HANDLE_RULE, bot_handle, handle_key, valid_handle
+from service.domain import clocks
+from service.domain.errors import Conflicting, Forbidden, NotFound, Refused
+from service.domain.identity import HANDLE_RULE, bot_handle, handle_key, valid_handle
 from service.games import registry
 from service.games.rng import Rng, commitment
 from service.tournaments import pairing, standings
@@ -331,7 +331,7 @@ def _withdraw(state: State, cmd: WithdrawPlayer) -> PlayerWithdrawn:
 def _abort(state: State, cmd: AbortTournament, seed: bytes) -> TournamentAborted:
     """TRN-070: no further round; the standings frozen after the last complete round;
     the seed revealed.  Its running games are aborted by the caller, through the game
-    service (``service.core.tournament_rounds``)."""
+    service (``service.service_layer.tournament_rounds``)."""
     if state["status"] not in (REGISTERING, RUNNING):
         raise Conflicting("tournament_not_running", f"The tournament is {state['status']}.")
     _organiser_only(state, cmd.by)

@@ -92,7 +92,7 @@ def run(
 
 def random_result(chooser: Chooser, size: int, *, forfeits: float = 0.1, aborts: float = 0.03) -> dict[str, Any]:
     """A plausible game result for ``size`` seats, in the platform's shape
-    (``service.core.pipeline.final_result``): scores from 0 to 9 (so ties happen),
+    (``service.domain.pipeline.final_result``): scores from 0 to 9 (so ties happen),
     some seats forfeited, now and then a game that ended by forfeit or was aborted."""
     left = [s for s in range(size) if chooser.random() < forfeits]
     roll = chooser.random()

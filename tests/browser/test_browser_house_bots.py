@@ -10,7 +10,7 @@ import uuid
 import pytest
 import requests
 
-from service.core.house_bots import HouseBots, levels
+from service.adapters.house_bots import HouseBots, levels
 from service.games import registry
 
 

@@ -14,7 +14,7 @@ import pytest
 from support import auth, projecting
 
 from schemas.intents import load_intent
-from service.core.replay import fold_stream
+from service.domain.replay import fold_stream
 from service.games import registry
 from service.games.base import RuleViolation
 from service.games.rng import Rng

@@ -11,7 +11,7 @@ from support import auth
 from support.accounts import register
 
 from projections.runner import project_game
-from service.core.house_bots import HouseBots, levels
+from service.adapters.house_bots import HouseBots, levels
 from service.games import registry
 
 

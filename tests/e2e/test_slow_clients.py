@@ -30,7 +30,7 @@ from support.live import ROOT, free_port, service_env
 
 from devtools.run import _gunicorn_argv
 from projections import keys
-from service.core.replay import fold_stream
+from service.domain.replay import fold_stream
 from service.games import registry
 
 #: The request-body time limit of these servers (QD_BODY_READ_SECONDS).

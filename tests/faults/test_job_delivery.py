@@ -17,8 +17,8 @@ from support import auth, project_job
 from projections import keys
 from projections.boards import board_fields, dumps, info_from, is_finished, stream_terms
 from projections.runner import project_game
-from service.core.eventstore import EventStore
-from service.core.replay import fold_stream
+from service.adapters.eventstore import EventStore
+from service.domain.replay import fold_stream
 from service.games import registry
 
 

@@ -13,7 +13,7 @@ import requests
 from support.bots import equals_rebuild, store_for
 from support.servers import stack, wait_until
 
-from service.core import clocks
+from service.domain import clocks
 
 
 def test_a_worker_down_across_a_deadline_writes_the_timeout_at_the_deadline_when_it_is_back():

@@ -14,8 +14,8 @@ from rq.registry import StartedJobRegistry
 from support.bots import equals_rebuild, store_for
 from support.servers import stack, wait_until
 
-from service.core.commands import GameService
 from service.games import registry
+from service.service_layer.commands import GameService
 from workers import nudge
 
 
@@ -34,7 +34,7 @@ def _play_in_process(svc: GameService, game: str, intents: int, rng: random.Rand
             if loaded.finished:
                 break
             seat = rng.choice(engine.to_act(loaded.state))
-            intent = rng.choice(engine.legal(loaded.state, seat)).to_json()
+            intent = rng.choice(engine.legal(loaded.state, seat))
         svc.submit(gid, tokens[seat], intent, None, None, secrets.token_hex(8))
     return gid
 

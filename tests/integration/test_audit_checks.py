@@ -16,7 +16,7 @@ from support import auth
 
 from projections.runner import project_game
 from service.audit import checks as audit
-from service.core.replay import fold_stream
+from service.domain.replay import fold_stream
 from service.games import registry
 
 
@@ -35,7 +35,7 @@ def play_fast(app: Any, created: dict[str, Any], seed: int = 0, stop_after: int 
                 return posted
             seat = chooser.choice(loaded.engine.to_act(loaded.state))
             command = chooser.choice(loaded.engine.legal(loaded.state, seat))
-        games.submit(gid, tokens[seat], command.to_json(), None, None, f"h{posted}")
+        games.submit(gid, tokens[seat], command, None, None, f"h{posted}")
         posted += 1
     return posted
 

@@ -23,7 +23,7 @@ from projections import keys
 from projections.runner import project_game
 from service.audit import bundle, verify
 from service.audit import checks as audit
-from service.core.replay import fold_stream
+from service.domain.replay import fold_stream
 from service.games import registry
 
 
@@ -40,7 +40,7 @@ def play_fast(app: Any, created: dict[str, Any], seed: int = 0) -> None:
                 return
             seat = chooser.choice(loaded.engine.to_act(loaded.state))
             command = chooser.choice(loaded.engine.legal(loaded.state, seat))
-        games.submit(created["id"], tokens[seat], command.to_json(), None, None, f"t{n}")
+        games.submit(created["id"], tokens[seat], command, None, None, f"t{n}")
         n += 1
 
 
@@ -107,7 +107,7 @@ def test_rewritten_digest_and_hash_still_breaks_the_chain(client, ctx, settings,
     """A cleverer attacker recomputes the event's own hash (without the seed he
     cannot make a valid salted digest; here he uses a wrong seed): the next
     link, or the digest, still gives him away at that seq."""
-    from service.core import canonical
+    from service.domain import canonical
 
     target = _middle_engine_event(ctx, game)
     data = dict(target.data) | {"tampered": True}
@@ -247,8 +247,8 @@ def test_insider_with_the_seed_resealing_the_chain_is_caught_by_redecide(client,
     """Someone holding the seed edits an outcome and re-seals every later event
     (digests, hashes, the closing head hash): the chain and the seed check pass,
     but re-deciding the recorded intents gives him away at the edited seq."""
-    from service.core.pipeline import seal as seal_events
-    from service.core.records import NewEvent
+    from service.domain.pipeline import seal as seal_events
+    from service.domain.records import NewEvent
 
     events = ctx.store.read(game)
     seed = ctx.store.secrets(game)[0]

@@ -1,4 +1,4 @@
-"""``make backup`` / ``make restore`` (service/core/backup.py) as a round trip:
+"""``make backup`` / ``make restore`` (service/adapters/backup.py) as a round trip:
 games of every kind, accounts, the lobby, idempotency keys, a kept audit and a
 finished tournament are dumped, restored into a new database and rebuilt into
 another Redis database; every read-model key comes out byte for byte as the

@@ -10,15 +10,15 @@ from __future__ import annotations
 import threading
 
 import pytest
-from support import auth
+from support import auth, command_of
 
 from projections import deadlines, keys
 from projections.runner import project_game, rebuild_all
 from service.audit import checks as audit
-from service.core import clocks, pipeline
-from service.core.commands import GameService
-from service.core.errors import Refused
+from service.domain import clocks, pipeline
+from service.domain.errors import Refused
 from service.games import registry
+from service.service_layer.commands import GameService
 from workers import timeouts
 
 T0 = clocks.to_us("2026-05-01T09:00:00.000000Z")
@@ -66,7 +66,7 @@ def test_a_seat_that_stops_playing_times_out_at_its_deadline_and_the_game_ends_b
     seat, intent = first_legal(svc, gid)
     tokens = {s["seat"]: s["token"] for s in created["seats"]}
     time.set(1.5)
-    svc.submit(gid, tokens[seat], intent, None, None, "h1")  # 0.5 s left for that seat
+    svc.submit(gid, tokens[seat], command_of(svc, gid, intent), None, None, "h1")  # 0.5 s left for that seat
     other, _ = first_legal(svc, gid)
     assert svc.time_out(gid, at(3.49)) == 0  # other's deadline is 1.5 + 2 = 3.5
     assert ctx.store.version(gid) == created["version"] + 1
@@ -93,12 +93,12 @@ def test_an_intent_after_the_deadline_is_refused_even_before_the_timeout_is_writ
     token = created["seats"][seat]["token"]
     time.set(2.001)
     with pytest.raises(Refused) as err:
-        svc.submit(gid, token, intent, None, None, "late")
+        svc.submit(gid, token, command_of(svc, gid, intent), None, None, "late")
     assert err.value.code == "clock_expired" and err.value.details["deadline"] == at(2)
     assert ctx.store.version(gid) == created["version"]  # nothing written
     assert svc.time_out(gid, at(2.001)) == 1
     with pytest.raises(Refused) as err:
-        svc.submit(gid, token, {"type": "resign"}, None, None, "later")
+        svc.submit(gid, token, command_of(svc, gid, {"type": "resign"}), None, None, "later")
     assert err.value.code in ("clock_expired", "game_finished")
 
 
@@ -121,7 +121,9 @@ def test_an_intent_and_its_timeout_race_at_the_deadline_and_exactly_one_wins(ctx
     def play() -> None:
         barrier.wait()
         try:
-            outcome["intent"] = api.submit(gid, created["seats"][seat]["token"], intent, head, None, f"r{round_}")
+            outcome["intent"] = api.submit(
+                gid, created["seats"][seat]["token"], command_of(api, gid, intent), head, None, f"r{round_}"
+            )
         except Exception as exc:
             outcome["intent"] = exc
 
@@ -166,7 +168,7 @@ def test_the_read_model_shows_the_clock_as_of_its_version_and_indexes_the_deadli
     assert clock["remaining_s"] == {"0": 60.0, "1": 60.0, "2": 60.0}
     assert ctx.redis.zscore(keys.DEADLINES, gid) == pytest.approx(deadlines.score(at(60)))
     time.set(10)
-    svc.submit(gid, created["seats"][seat]["token"], intent, None, None, "m1")
+    svc.submit(gid, created["seats"][seat]["token"], command_of(svc, gid, intent), None, None, "m1")
     project_game(ctx.redis, ctx.store, gid)
     clock = json.loads(ctx.redis.hget(keys.game(gid), "clock"))
     assert clock["as_of"] == at(10)

@@ -11,9 +11,10 @@ import uuid
 from typing import Any
 
 import pytest
+from support import command_of
 
-from service.core.commands import GameService
-from service.core.errors import Conflicting
+from service.domain.errors import Conflicting
+from service.service_layer.commands import GameService
 
 
 def service(store) -> GameService:
@@ -37,7 +38,7 @@ def at_crew_choice(svc: GameService) -> tuple[dict[str, Any], int, dict[int, dic
                 break
             seat = to_act[0]
             intent = loaded.engine.legal(loaded.state, seat)[0].to_json()
-        svc.submit(gid, tokens[seat], intent, None, None, "")
+        svc.submit(gid, tokens[seat], command_of(svc, gid, intent), None, None, "")
     assert {c["type"] for c in crews.values()} == {"choose_crew"}
     return created | {"tokens": tokens}, version, crews
 
@@ -75,7 +76,9 @@ def test_two_seats_choosing_crews_at_the_same_version_are_both_accepted(ctx, ser
         gid, tokens = created["id"], created["tokens"]
 
         def post(seat: int, gid: str = gid, tokens: dict = tokens, crews: dict = crews, version: int = version) -> Any:
-            return workers[seat % services].submit(gid, tokens[seat], crews[seat], version, f"crew-{seat}", f"h{seat}")
+            return workers[seat % services].submit(
+                gid, tokens[seat], command_of(workers[0], gid, crews[seat]), version, f"crew-{seat}", f"h{seat}"
+            )
 
         answers = post_at_once([lambda: post(0), lambda: post(1)])
         assert not [a for a in answers if isinstance(a, Exception)], (round_, answers)
@@ -89,9 +92,9 @@ def test_what_does_not_commute_still_conflicts(ctx):
     svc = service(ctx.store)
     created, version, crews = at_crew_choice(svc)
     gid, tokens = created["id"], created["tokens"]
-    svc.submit(gid, tokens[0], crews[0], version, "first", "h1")
+    svc.submit(gid, tokens[0], command_of(svc, gid, crews[0]), version, "first", "h1")
     with pytest.raises(Conflicting) as err:
-        svc.submit(gid, tokens[0], crews[0], version, "again", "h2")
+        svc.submit(gid, tokens[0], command_of(svc, gid, crews[0]), version, "again", "h2")
     assert err.value.code == "version_conflict"
     # Corners are chosen in turn: no simultaneous phase, so a stale version conflicts.
     fresh = svc.create_game("waters-of-nereus", [f"c{uuid.uuid4().hex[:6]}", f"d{uuid.uuid4().hex[:6]}"], {})
@@ -101,7 +104,7 @@ def test_what_does_not_commute_still_conflicts(ctx):
         start, first = loaded.version, loaded.engine.to_act(loaded.state)[0]
         intent = loaded.engine.legal(loaded.state, first)[0].to_json()
     toks = {s["seat"]: s["token"] for s in fresh["seats"]}
-    svc.submit(fresh["id"], toks[first], intent, start, None, "h3")
+    svc.submit(fresh["id"], toks[first], command_of(svc, fresh["id"], intent), start, None, "h3")
     loaded = svc.load(fresh["id"])
     with loaded.lock:
         svc.refresh(loaded)
@@ -109,4 +112,4 @@ def test_what_does_not_commute_still_conflicts(ctx):
         later = loaded.engine.legal(loaded.state, second)[0].to_json()
     assert second != first
     with pytest.raises(Conflicting):
-        svc.submit(fresh["id"], toks[second], later, start, None, "h4")
+        svc.submit(fresh["id"], toks[second], command_of(svc, fresh["id"], later), start, None, "h4")

@@ -13,11 +13,11 @@ import pytest
 from psycopg.types.json import Jsonb
 from support import wait_for_feed_horizon
 
-from service.core import canonical
-from service.core.commands import now_iso
-from service.core.eventstore import Conflict
-from service.core.pipeline import created_data, seal
-from service.core.records import GameRecord, NewEvent
+from service.adapters.eventstore import Conflict
+from service.domain import canonical
+from service.domain.pipeline import created_data, seal
+from service.domain.records import GameRecord, NewEvent
+from service.service_layer.commands import now_iso
 
 SEED = bytes(range(32))
 
@@ -28,8 +28,8 @@ def _database(settings, suffix: str):
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg_pool import ConnectionPool
 
-    from service.core.eventstore import EventStore
-    from service.core.migrate import migrate
+    from service.adapters.eventstore import EventStore
+    from service.adapters.migrate import migrate
 
     name = conninfo_to_dict(settings.database_url)["dbname"] + suffix
     url = make_conninfo(settings.database_url, dbname=name)
@@ -140,7 +140,7 @@ def test_an_append_of_any_size_stores_every_event_in_order_and_guards_the_head(b
 
 
 def test_guarded_insert_numbers_each_parameter_once():
-    from service.core.eventstore import _PARAMS_PER_ROW, insert_guarded
+    from service.adapters.eventstore import _PARAMS_PER_ROW, insert_guarded
 
     for n in (1, 2, 8, 300):
         query = insert_guarded(n)
@@ -349,7 +349,7 @@ def test_only_the_hash_is_stored_and_every_reader_derives_the_rest(store, privat
     middle of a stream too, and a clock's time (when it is the decision's
     arrival) and its empty timed_out list are left out of the stored meta and
     put back (docs/SCALING.md, "Storage per event")."""
-    from service.core import clocks
+    from service.domain import clocks
 
     gid = _game(store)
     now = now_iso()
@@ -388,7 +388,7 @@ def old_format(settings):
     from psycopg import sql
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-    from service.core.migrate import MIGRATIONS
+    from service.adapters.migrate import MIGRATIONS
 
     name = conninfo_to_dict(settings.database_url)["dbname"] + "_m8"
     admin = make_conninfo(settings.database_url, dbname="postgres")
@@ -438,7 +438,7 @@ def _read_back(url: str, gid: str) -> tuple[list, list[int]]:
     """The stream as the store reads it, and the seqs whose row stores a meta."""
     from psycopg_pool import ConnectionPool
 
-    from service.core.eventstore import EventStore
+    from service.adapters.eventstore import EventStore
 
     with ConnectionPool(url, min_size=1, max_size=2) as pool:
         with pool.connection() as conn:
@@ -448,7 +448,7 @@ def _read_back(url: str, gid: str) -> tuple[list, list[int]]:
 
 def since_0008() -> list[str]:
     """The migrations a store from before 0008 still needs: 0008 and every later one."""
-    from service.core.migrate import MIGRATIONS
+    from service.adapters.migrate import MIGRATIONS
 
     return sorted(p.name for p in MIGRATIONS.glob("*.sql") if p.name >= "0008")
 
@@ -456,7 +456,7 @@ def since_0008() -> list[str]:
 def test_migration_0008_keeps_every_event(old_format):
     """A store written in the format before migration 0008 reads back, event
     for event, exactly as it was; each decision's meta is then stored once."""
-    from service.core.migrate import migrate
+    from service.adapters.migrate import migrate
 
     url, _, gid, events = old_format
     assert migrate(url) == since_0008()
@@ -468,7 +468,7 @@ def test_a_backup_from_before_0008_restores_into_the_compact_format(old_format, 
     version: loaded under the file's own migrations, then 0008 runs over it."""
     from psycopg.conninfo import make_conninfo
 
-    from service.core import backup
+    from service.adapters import backup
 
     url, _, gid, events = old_format
     path = tmp_path / "old.qdb.gz"

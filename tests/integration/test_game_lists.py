@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+from support import command_of
 from support.leaderboards import fast_forward, handles, quiet_service
 
 from projections import keys
@@ -75,7 +76,7 @@ def test_a_finished_game_moves_from_active_to_finished(ctx, client):
     first = g[0]
     last = fast_forward(svc, first, random.Random(5))
     assert _ids(client, f"player={a}&status=finished") == []
-    svc.submit(first["id"], last["token"], last["intent"], last["version"], None, "")
+    svc.submit(first["id"], last["token"], command_of(svc, first["id"], last["intent"]), last["version"], None, "")
     project_game(ctx.redis, ctx.store, first["id"])
     assert _ids(client, f"player={a}&status=finished") == [first["id"]]
     assert first["id"] not in _ids(client, f"player={a}&status=active")

@@ -18,8 +18,8 @@ from support.accounts import accept_invitations, organiser, register, unique
 
 from projections import keys
 from projections.runner import project_game
-from service.core import identity
-from service.core.house_bots import HouseBots, levels
+from service.adapters.house_bots import HouseBots, levels
+from service.domain import identity
 from service.games import registry
 from workers import bots as bot_worker
 
@@ -67,7 +67,7 @@ def test_provisioning_is_idempotent_and_keys_come_from_the_secret(ctx, settings,
         assert len(handle) <= 24 and identity.reserved_handle(handle)
     handle = house["nauticus", 2]
     assert handle == "nauticus-bot-2"
-    from service.core.accounts import AccountStore
+    from service.adapters.accounts import AccountStore
 
     accounts = AccountStore(ctx.store.pool)
     found = accounts.by_key(identity.bot_key(settings.bot_key_secret, handle))
@@ -286,13 +286,14 @@ def test_a_bot_hears_its_turn_on_its_account_stream(client, ctx, settings, house
 def test_a_bots_intents_count_in_its_keys_rate_limit(client, ctx, settings, house, monkeypatch):
     """Every limit that binds a player binds a bot: its intents count in its key's budget
     (docs/API.md "Rate limits"), and over it the job fails (RQ retries it later)."""
-    from service.http.limits import RateLimited, RateLimits
+    from service.bootstrap import rate_limits
+    from service.http.limits import RateLimited
 
     limited = settings.with_(rate_limits=True, limit_intents_key="2/minute", limit_intents="1000/second")
     monkeypatch.setattr(bot_worker, "LIMIT_WAIT", 0.2)
     gid, key, bot, seat = _bot_game(client, settings, house)
     actor = bot_worker.Actor(ctx)
-    actor.limits = RateLimits(limited, prefix=f"qd:rl:test:{unique('')}")
+    actor.limits = rate_limits(limited, prefix=f"qd:rl:test:{unique('')}")
     posted, limited_seen = 0, False
     state = project(ctx, gid)
     for _ in range(100):

@@ -1,4 +1,4 @@
-"""Consent (docs/API.md, "Consent"; service/core/invitations.py), over HTTP against
+"""Consent (docs/API.md, "Consent"; service/adapters/invitations.py), over HTTP against
 real PostgreSQL and Redis: an organiser's game of accounts and its registration by
 handles are invitations; nothing is seated or registered until each account accepts
 with its own key; a decline ends a pending game; invitations expire; the account

@@ -13,15 +13,15 @@ from typing import Any
 
 import psycopg
 import pytest
-from support import auth, enqueue_drain, project_job, wait_for_feed_horizon
+from support import auth, command_of, enqueue_drain, project_job, wait_for_feed_horizon
 from support.leaderboards import fast_forward, handles, quiet_service
 
 from projections import leaderboards as lb
 from projections.runner import project_game, rebuild_game
 from schemas.games import contract
-from service.core.commands import GameService, now_iso
-from service.core.pipeline import GAME_FINISHED, finished_data, seal
-from service.core.records import NewEvent
+from service.domain.pipeline import GAME_FINISHED, finished_data, seal
+from service.domain.records import NewEvent
+from service.service_layer.commands import GameService, now_iso
 
 # -- helpers ----------------------------------------------------------------
 
@@ -102,7 +102,7 @@ def first_decisions(svc: GameService, created: dict[str, Any], seed: int = 0) ->
             assert not loaded.finished
             seat = loaded.engine.to_act(loaded.state)[0]
             command = chooser.choice(loaded.engine.legal(loaded.state, seat))
-        svc.submit(gid, tokens[seat], command.to_json(), None, None, "")
+        svc.submit(gid, tokens[seat], command, None, None, "")
         decided.add(seat)
 
 
@@ -254,7 +254,7 @@ def test_duplicate_and_racing_jobs_count_a_finish_once(ctx, run_worker, settings
     ann, bob = handles("ann", "bob")
     created = svc.create_game("waters-of-nereus", [ann, bob], {}, rated=True)
     last = fast_forward(svc, created, random.Random(3))
-    svc.submit(created["id"], last["token"], last["intent"], last["version"], None, "")
+    svc.submit(created["id"], last["token"], command_of(svc, created["id"], last["intent"]), last["version"], None, "")
 
     queue = Queue(settings.queue_name, connection=ctx.redis)
     for _ in range(3):
@@ -395,7 +395,7 @@ def test_boards_of_finished_games_are_projected(ctx):
     svc = quiet_service(ctx.store)
     created = svc.create_game("nauticus", handles("ann", "bob"), {})
     last = fast_forward(svc, created, random.Random(11))
-    svc.submit(created["id"], last["token"], last["intent"], last["version"], None, "")
+    svc.submit(created["id"], last["token"], command_of(svc, created["id"], last["intent"]), last["version"], None, "")
     project_game(ctx.redis, ctx.store, created["id"])
     assert ctx.redis.hget(f"g:{{{created['id']}}}", "status") == b"finished"
 
@@ -409,7 +409,9 @@ def test_the_leaderboards_read_of_the_feed_matches_the_full_feed(ctx):
     for seed in (21, 22):
         created = svc.create_game("nauticus", handles("ann", "bob"), {})
         last = fast_forward(svc, created, random.Random(seed))
-        svc.submit(created["id"], last["token"], last["intent"], last["version"], None, "")
+        svc.submit(
+            created["id"], last["token"], command_of(svc, created["id"], last["intent"]), last["version"], None, ""
+        )
         ids.append(created["id"])
     wait_for_feed_horizon(ctx.settings.database_url)  # the feed holds both finishes
     full = [(c, e) for c, e in ctx.store.read_all(limit=100_000, types=[GAME_FINISHED]) if e.game_id in ids]
@@ -431,8 +433,8 @@ def test_the_global_feed_orders_transaction_ids_as_numbers(settings):
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg_pool import ConnectionPool
 
-    from service.core.eventstore import EventStore
-    from service.core.migrate import migrate
+    from service.adapters.eventstore import EventStore
+    from service.adapters.migrate import migrate
 
     name = f"qd_feed_{uuid.uuid4().hex[:8]}"
     url = make_conninfo(settings.database_url, dbname=name)

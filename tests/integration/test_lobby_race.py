@@ -14,7 +14,7 @@ from support.accounts import organiser, register, unique
 
 from projections.runner import project_game
 from service.audit import checks
-from service.core import pipeline
+from service.domain import pipeline
 
 
 def open_table(client, key: str, **body) -> dict:

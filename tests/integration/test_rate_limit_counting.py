@@ -15,13 +15,14 @@ from limits import parse
 from limits.storage import MemoryStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 
+from service.bootstrap import rate_limits
 from service.http.limits import RateLimited, RateLimits
 
 _clients = (f"203.0.113.{i}" for i in itertools.count(1))
 
 
 def limits_on(settings, redis_url: str, **budgets: str) -> RateLimits:
-    return RateLimits(settings.with_(redis_url=redis_url, rate_limits=True, **budgets))
+    return rate_limits(settings.with_(redis_url=redis_url, rate_limits=True, **budgets))
 
 
 def calls(r: redis.Redis, command: str) -> int:

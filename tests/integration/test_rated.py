@@ -12,12 +12,12 @@ import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from support import auth, wait_for_feed_horizon
+from support import auth, command_of, wait_for_feed_horizon
 from support.accounts import register, unique
 
 from projections import leaderboards as lb
 from projections.runner import project_game
-from service.core.identity import ACCOUNT, Principal
+from service.domain.identity import ACCOUNT, Principal
 
 
 def play_to_the_end(app, gid: str, actors: dict[int, dict[str, Any]], seed: int) -> int:
@@ -35,9 +35,7 @@ def play_to_the_end(app, gid: str, actors: dict[int, dict[str, Any]], seed: int)
             seat = chooser.choice(loaded.engine.to_act(loaded.state))
             command = chooser.choice(loaded.engine.legal(loaded.state, seat))
         actor = actors[seat]
-        games.submit(
-            gid, actor.get("token"), command.to_json(), None, None, f"{gid}-{posted}", principal=actor.get("principal")
-        )
+        games.submit(gid, actor.get("token"), command, None, None, f"{gid}-{posted}", principal=actor.get("principal"))
         posted += 1
 
 
@@ -138,7 +136,7 @@ def test_leaderboards_of_an_older_format_are_folded_again(ctx):
     assert leaderboard_keys(ctx.redis) == live
 
 
-# -- What counts (docs/LEADERBOARDS.md "What counts"; service/core/counting.py) ----------------
+# -- What counts (docs/LEADERBOARDS.md "What counts"; service/domain/counting.py) ----------------
 
 
 def rated_table_game(app, client, keys: dict[str, str]) -> tuple[str, dict[int, dict[str, Any]]]:
@@ -159,7 +157,9 @@ def rated_table_game(app, client, keys: dict[str, str]) -> tuple[str, dict[int, 
 
 def resign(app, gid: str, actor: dict[str, Any]) -> None:
     games = app.extensions["quarterdeck"].games
-    games.submit(gid, None, {"type": "resign"}, None, None, f"{gid}-resign", principal=actor["principal"])
+    games.submit(
+        gid, None, command_of(games, gid, {"type": "resign"}), None, None, f"{gid}-resign", principal=actor["principal"]
+    )
 
 
 class Clock:
@@ -209,7 +209,7 @@ def test_a_rated_game_resigned_after_both_first_decisions_counts(app, client, ct
             games.refresh(loaded)
             seat = loaded.engine.to_act(loaded.state)[0]
             command = chooser.choice(loaded.engine.legal(loaded.state, seat))
-        games.submit(gid, None, command.to_json(), None, None, f"{gid}-{posted}", principal=actors[seat]["principal"])
+        games.submit(gid, None, command, None, None, f"{gid}-{posted}", principal=actors[seat]["principal"])
         decided.add(seat)
         posted += 1
     resign(app, gid, actors[0])
@@ -224,7 +224,7 @@ def test_a_rated_game_resigned_after_both_first_decisions_counts(app, client, ct
 def test_repeated_pairings_stop_counting_within_the_window_and_provisional_ratings_are_not_listed(app, client, ctx):
     """At most counting.PAIRING_LIMIT games of the same accounts count in any
     PAIRING_WINDOW_S; a rating is listed from lb.PROVISIONAL_GAMES counted games."""
-    from service.core import counting
+    from service.domain import counting
 
     games = app.extensions["quarterdeck"].games
     clock = Clock()

@@ -17,15 +17,15 @@ from projections import publish
 from projections import tournaments as tview
 from projections.runner import RebuildIncomplete, rebuild_all
 from service import cli
+from service.adapters.eventstore import Conflict
 from service.audit import verify
 from service.audit.checks import redecide_dicts
 from service.audit.tournament_audit import audit_tournament, repair_dicts
 from service.audit.tournament_bundle import build
-from service.core import clocks, pipeline
-from service.core.eventstore import Conflict
-from service.core.records import NewEvent
-from service.core.tournament_rounds import RoundRunner, table_game_id
-from service.core.tournaments import TournamentService
+from service.domain import clocks, pipeline
+from service.domain.records import NewEvent
+from service.service_layer.tournament_rounds import RoundRunner, table_game_id
+from service.service_layer.tournaments import TournamentService
 from service.tournaments.commands import CreateTournament, RegisterPlayers
 from workers import tournaments as tjobs
 
@@ -315,7 +315,7 @@ def test_trn_012_advancing_twice_at_once_creates_each_game_once(client, ctx, set
 def test_trn_003_commands_decide_before_anything_exists(ctx):
     service = TournamentService(ctx.tournament_store)
     before = ctx.tournament_store.ids()
-    from service.core.errors import Refused
+    from service.domain.errors import Refused
 
     with pytest.raises(Refused):
         service.create(CreateTournament(name="x", game="nauticus", table_size=4, rounds=99))

@@ -9,11 +9,11 @@ from support import auth
 from support.accounts import accept_invitations, organiser, register, unique
 
 from service import cli
+from service.adapters.house_bots import HouseBots
 from service.audit import verify
 from service.audit.checks import redecide_dicts
 from service.audit.tournament_audit import repair_dicts
-from service.core.house_bots import HouseBots
-from service.core.tournaments import TournamentService
+from service.service_layer.tournaments import TournamentService
 from service.tournaments.commands import AbortTournament
 from workers import tournaments as tjobs
 

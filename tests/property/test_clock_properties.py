@@ -1,4 +1,4 @@
-"""Properties of the clocks (``service/core/clocks.py``) and of the timeouts written through
+"""Properties of the clocks (``service/domain/clocks.py``) and of the timeouts written through
 the pipeline, with hypothesis choosing the times, the moves and the schedulers' ticks.
 
 * Remaining time is never negative, whatever the order and spacing of the recorded times.
@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.audit.checks import redecide
-from service.core import clocks, pipeline
-from service.core.replay import fold_stream
+from service.domain import clocks, pipeline
+from service.domain.replay import fold_stream
 from service.games import registry
 from service.games.base import RuleViolation, forfeited
 

@@ -524,7 +524,7 @@ if os.environ.get("QD_REPRO"):
 # -- resignations and timeouts at random moments ---------------------------------------------------
 #
 # The same engines and player counts, played through the platform's pipeline
-# (``service/core/pipeline.py``) with a clock and an injected time: at random moments a random
+# (``service/domain/pipeline.py``) with a clock and an injected time: at random moments a random
 # seat still playing resigns, or the seat to act runs out of time (``SeatTimedOut`` at its
 # deadline), and the game goes on while two seats remain.  At every step: the invariants, no
 # forfeited seat in ``to_act`` or with a legal intent, a forfeited seat's intent refused and
@@ -559,8 +559,8 @@ def _forfeit_playout(name: str, n: int, options: dict[str, Any], index: int) -> 
     also times the seat to act out at a random early step, an odd one makes a seat resign, so
     that even a smoke run of one playout per case times a seat out."""
     from service.audit.checks import redecide
-    from service.core import clocks, pipeline
-    from service.core.replay import fold_stream
+    from service.domain import clocks, pipeline
+    from service.domain.replay import fold_stream
     from service.games.base import forfeited
 
     engine = registry.get(name)

@@ -21,7 +21,7 @@ import pytest
 from marshmallow import ValidationError
 
 from schemas.games import PLATFORM_EVENTS, contract
-from service.core import pipeline
+from service.domain import pipeline
 from service.games import registry
 from service.games.base import ADMIN, Event, fold
 from service.games.rng import Rng, commitment

@@ -80,7 +80,7 @@ def test_keys_are_compared_in_constant_time(client, monkeypatch):
     """The key's hash found by the lookup is compared again with
     ``hmac.compare_digest`` (a lookup by the hash of a random key tells a
     timing attacker nothing about any stored key: it is a hash of his own)."""
-    from service.core import identity
+    from service.domain import identity
 
     _, key = register(client)
     calls: list[int] = []

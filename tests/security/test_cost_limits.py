@@ -26,13 +26,13 @@ from support import auth, wait_for_feed_horizon
 from projections import leaderboards as lb
 from projections.runner import project_game
 from service.audit import checks
-from service.core.commands import GameService, now_iso
-from service.core.pipeline import GAME_ABORTED, GAME_FINISHED, LENGTH_CAP, seal
-from service.core.records import NewEvent
+from service.domain.pipeline import GAME_ABORTED, GAME_FINISHED, LENGTH_CAP, seal
+from service.domain.records import NewEvent
 from service.games.base import clone_state
 from service.games.rng import Rng
 from service.http.app import create_app
 from service.http.audit import FEED_BATCH
+from service.service_layer.commands import GameService, now_iso
 
 CAP = 80
 
@@ -60,7 +60,7 @@ def play_random(app, created: dict, seed: int, limit: int = 5000) -> int:
                 return n
             seat = chooser.choice(loaded.engine.to_act(loaded.state))
             command = chooser.choice(loaded.engine.legal(loaded.state, seat))
-        games.submit(created["id"], tokens[seat], command.to_json(), None, None, f"cost-{n}")
+        games.submit(created["id"], tokens[seat], command, None, None, f"cost-{n}")
     raise AssertionError("the game did not end")
 
 
@@ -299,7 +299,7 @@ def test_time_travel_folds_from_the_latest_snapshot_not_the_whole_stream(capped,
     """docs/API.md "Cost limits": nothing reads a whole stream into memory to
     answer one request.  ``/state?version=N`` read and folded the N first
     events; now from the latest snapshot at or before N (the same answer)."""
-    from service.core.replay import fold_stream
+    from service.domain.replay import fold_stream
     from service.games import registry
 
     svc = GameService(ctx.store, lambda _gid: None)

@@ -19,8 +19,8 @@ import pytest
 from support import auth
 
 from projections.runner import project_game
-from service.core.pipeline import PLATFORM_EVENTS
-from service.core.replay import fold_stream
+from service.domain.pipeline import PLATFORM_EVENTS
+from service.domain.replay import fold_stream
 from service.games import registry
 from service.games.base import ADMIN, Event
 

@@ -84,8 +84,8 @@ def test_tokens_are_random_shown_once_and_stored_hashed(client, ctx, two_games, 
 def test_tokens_are_compared_in_constant_time_against_every_seat(client, two_games, monkeypatch):
     """Every comparison goes through ``hmac.compare_digest``, and every seat's
     hash is compared whichever seat matches (no early exit that times out which)."""
-    import service.core.commands as handlers
     import service.http.common as common
+    import service.service_layer.commands as handlers
 
     calls: list[int] = []
     real = hmac.compare_digest

@@ -101,7 +101,7 @@ def play_fast(
                 return posted
             seat = chooser.choice(loaded.engine.to_act(loaded.state))
             command = chooser.choice(loaded.engine.legal(loaded.state, seat))
-        games.submit(created["id"], tokens[seat], command.to_json(), None, None, f"{intent_prefix}{posted}")
+        games.submit(created["id"], tokens[seat], command, None, None, f"{intent_prefix}{posted}")
         posted += 1
         if pause:
             time.sleep(pause)
@@ -195,3 +195,10 @@ def finished_and_running(
     project_game(ctx.redis, ctx.store, running["id"])
     out["running"] = running
     return out
+
+
+def command_of(games: Any, game_id: str, intent: Any) -> Any:
+    """An intent's JSON as the command ``games.submit`` takes, parsed as the edge parses it."""
+    from schemas.intents import parse_intent
+
+    return parse_intent(games.game_of(game_id), intent)

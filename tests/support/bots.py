@@ -17,8 +17,8 @@ from psycopg_pool import ConnectionPool
 
 from projections import keys
 from projections.runner import rebuild_game
-from service.core.eventstore import EventStore
-from service.core.replay import fold_stream
+from service.adapters.eventstore import EventStore
+from service.domain.replay import fold_stream
 from service.games import registry
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -81,7 +81,7 @@ def fresh_settings(database_url: str, redis_url: str, redis_db: int | None = Non
     redis_test_url = f"redis://{test_redis.get('host', '127.0.0.1')}:{test_redis.get('port', 6379)}/{redis_db}"
     base.close()
 
-    from service.core.migrate import migrate
+    from service.adapters.migrate import migrate
 
     migrate(test_db)
     r = redis.Redis.from_url(redis_test_url)

@@ -7,11 +7,11 @@ import random
 import uuid
 from typing import Any
 
-from service.core.commands import GameService, now_iso
-from service.core.pipeline import seal
-from service.core.records import NewEvent
+from service.domain.pipeline import seal
+from service.domain.records import NewEvent
 from service.games.base import clone_state
 from service.games.rng import Rng
+from service.service_layer.commands import GameService, now_iso
 
 
 def handles(*names: str) -> list[str]:

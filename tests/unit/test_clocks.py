@@ -1,5 +1,5 @@
-"""Clock arithmetic from the stream (``service/core/clocks.py``) and the platform's decisions
-around it (``service/core/pipeline.py``: clock_expired, resign, timeout, abort, the result
+"""Clock arithmetic from the stream (``service/domain/clocks.py``) and the platform's decisions
+around it (``service/domain/pipeline.py``: clock_expired, resign, timeout, abort, the result
 with forfeits), with an injected time: nothing here sleeps or reads the machine's clock."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import random
 import pytest
 
 from service.audit.checks import redecide
-from service.core import clocks, pipeline
-from service.core.replay import fold_stream
+from service.domain import clocks, pipeline
+from service.domain.replay import fold_stream
 from service.games import registry
 from service.games.base import RuleViolation
 
@@ -353,7 +353,7 @@ def test_redecide_recomputes_the_clock_and_catches_a_tampered_one():
         t += r.uniform(0.1, 1.5)
         g.act(seat, r.choice(g.engine.legal(g.state, seat)), t)
     assert redecide(GID, g.events, SEED).ok
-    from service.core.records import StoredEvent
+    from service.domain.records import StoredEvent
 
     k = len(g.events) - 1
     e = g.events[k]
@@ -373,7 +373,7 @@ def test_the_offline_verifier_accepts_timeouts_resignations_and_aborts_and_catch
 
     from service.audit import bundle, verify
     from service.audit.checks import redecide_dicts
-    from service.core.records import GameRecord
+    from service.domain.records import GameRecord
     from service.games.rng import commitment
 
     g = Game("nauticus", 3, FISCHER)

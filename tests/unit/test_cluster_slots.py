@@ -16,8 +16,8 @@ from redis.cluster import key_slot
 
 from projections import game_lists, keys, leaderboards, publish, runner
 from projections import tournaments as tournament_view
+from service.bootstrap import rate_limits
 from service.config import Settings
-from service.http.limits import RateLimits
 from service.redis_roles import is_cluster_url, same_slot, split_cluster_flag
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,7 +148,7 @@ def test_a_game_list_with_any_filters_reads_one_key(facets):
 
 
 def test_the_rate_limits_scripts_keep_each_clients_keys_in_one_slot():
-    limits = RateLimits(Settings())
+    limits = rate_limits(Settings())
     r = Recorder([[-1, -1], [-1, -1]])
     limits.redis = r
     clients = [("a:203.0.113.9", limits.windows["intents", False]), ("k:abc", limits.windows["intents", True])]

@@ -1,9 +1,9 @@
 """What counts on the leaderboards (docs/LEADERBOARDS.md, "What counts"):
-service/core/counting.py, pure."""
+service/domain/counting.py, pure."""
 
 from __future__ import annotations
 
-from service.core import counting
+from service.domain import counting
 
 RATED = {"rated": True, "players": ["ann", "bob", "cy"]}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from service.audit.reading import feed_line
-from service.core.records import StoredEvent
+from service.domain.records import StoredEvent
 from service.games.base import ADMIN, Event
 
 

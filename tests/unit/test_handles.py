@@ -1,5 +1,5 @@
-"""Handles, casual names, account keys and who may do what (``service.core.identity``),
-and the lobby's seat draw (``service.core.pipeline.draw_seats``)."""
+"""Handles, casual names, account keys and who may do what (``service.domain.identity``),
+and the lobby's seat draw (``service.domain.pipeline.draw_seats``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from service.core import identity, pipeline
-from service.core.identity import Account, GameAccess, Principal
+from service.domain import identity, pipeline
+from service.domain.identity import Account, GameAccess, Principal
 from service.games.rng import Rng
 
 GOOD_HANDLES = ["ann", "Ann", "a_b", "a-b", "abc", "x" * 24, "007", "___", "---", "Bob-the_2nd"]

@@ -1,4 +1,4 @@
-"""How a meta is stored (``service/core/records.py``: ``compact_meta`` / ``full_meta``,
+"""How a meta is stored (``service/domain/records.py``: ``compact_meta`` / ``full_meta``,
 docs/SCALING.md "Storage per event"): what the store leaves out of a decision's meta
 comes back exactly, key order included, for every clock the clocks module writes; the
 stored form is only storage (the digests cover the full meta)."""
@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from service.core import canonical, clocks
-from service.core.records import compact_meta, full_meta
+from service.domain import canonical, clocks
+from service.domain.records import compact_meta, full_meta
 
 T0 = "2026-03-01T12:00:00.000000Z"
 SPECS = [

@@ -17,10 +17,10 @@ import pytest
 
 from service.audit import bundle, verify
 from service.audit import checks as audit
-from service.core import canonical
-from service.core.pipeline import GAME_CREATED, GAME_FINISHED, created_data, finished_data
-from service.core.pipeline import seal as seal_events
-from service.core.records import GameRecord, NewEvent
+from service.domain import canonical
+from service.domain.pipeline import GAME_CREATED, GAME_FINISHED, created_data, finished_data
+from service.domain.pipeline import seal as seal_events
+from service.domain.records import GameRecord, NewEvent
 from service.games import registry
 from service.games.rng import Rng, commitment
 

@@ -1,4 +1,4 @@
-"""Sentences of the platform's own events (``service/core/pipeline.py``), shared by every game."""
+"""Sentences of the platform's own events (``service/domain/pipeline.py``), shared by every game."""
 
 NAMES: dict[str, str] = {}
 

@@ -11,7 +11,7 @@ from fractions import Fraction as F
 import pytest
 from support.tournament_states import SEED
 
-from service.core.errors import Refused
+from service.domain.errors import Refused
 from service.tournaments import rules, standings
 from service.tournaments.audit import audit
 from service.tournaments.commands import CreateTournament, RegisterPlayers

@@ -2,7 +2,7 @@
 
 * ``service/tournaments/**`` imports no infrastructure (Flask, psycopg, Redis, RQ, ...), no
   clock and no global random, and of ours only the games (the RNG, the registry), the
-  domain errors, handles and clocks of ``service.core`` and itself;
+  domain errors, handles and clocks of ``service.domain`` and itself;
 * every ``TRN-`` ID of the rule checklist is named in ``service/tournaments/`` and in the
   tests of tournaments, written out on its own.
 """
@@ -27,9 +27,9 @@ NO_CLOCK_NO_RANDOM = {"random", "time", "datetime", "secrets", "os", "uuid"}
 ALLOWED_OURS = (
     "service.games",
     "service.tournaments",
-    "service.core.errors",
-    "service.core.identity",
-    "service.core.clocks",
+    "service.domain.errors",
+    "service.domain.identity",
+    "service.domain.clocks",
 )
 ITEM = re.compile(r"^\s*[-*]\s+\**(TRN-\d{3})\b")
 

@@ -10,7 +10,7 @@ import random
 import pytest
 from support.tournament_states import SEED
 
-from service.core.errors import Conflicting, Forbidden, NotFound, Refused
+from service.domain.errors import Conflicting, Forbidden, NotFound, Refused
 from service.tournaments import pairing, rules
 from service.tournaments.commands import (
     CreateTournament,

@@ -14,7 +14,7 @@ import pytest
 from support.tournament_states import SEED, result, state_of
 
 from service.audit import verify
-from service.core.errors import Conflicting, Forbidden, NotFound, Refused
+from service.domain.errors import Conflicting, Forbidden, NotFound, Refused
 from service.tournaments import rules, standings
 from service.tournaments.audit import audit
 from service.tournaments.commands import (

@@ -35,12 +35,12 @@ from typing import Any
 
 import psycopg
 
-from service.core import pipeline
-from service.core.commands import GameService
-from service.core.errors import Conflicting, DomainError
-from service.core.eventstore import StoreUnavailable
-from service.core.tournament_store import TournamentStore
-from service.core.tournaments import TournamentService
+from service.adapters.eventstore import StoreUnavailable
+from service.adapters.tournament_store import TournamentStore
+from service.domain import pipeline
+from service.domain.errors import Conflicting, DomainError
+from service.service_layer.commands import GameService
+from service.service_layer.tournaments import TournamentService
 from service.tournaments.commands import FinishTable, StartTable
 from service.tournaments.evolve import ABORTED, RUNNING, State
 

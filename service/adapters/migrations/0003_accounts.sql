@@ -2,7 +2,7 @@
 --
 -- Rated or casual, and who sits where, are NOT stored here: they are written
 -- into each game's GameCreated event ("rated", "accounts", "created_by",
--- "table", "joined"; service/core/pipeline.py), so a replay, an audit and
+-- "table", "joined"; service/domain/pipeline.py), so a replay, an audit and
 -- `make rebuild` need nothing but the stream.  Games created before this
 -- migration have no "rated" in their opening event, and so they are casual:
 -- nothing is rewritten (events are append-only).  The leaderboards read

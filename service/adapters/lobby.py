@@ -9,7 +9,7 @@ the same transaction as the join that fills the table
 (``GameService.create_game(conn=...)``): either both are recorded or neither.
 
 The seat order is drawn from the new game's committed seed
-(``service.core.pipeline.draw_seats``) and the join order is recorded in its
+(``service.domain.pipeline.draw_seats``) and the join order is recorded in its
 ``GameCreated``, so the audit re-derives it.
 
 Why PostgreSQL and not a Redis read model: a join must read the table's truth
@@ -28,14 +28,14 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from service.core import identity
-from service.core.commands import GameService
-from service.core.errors import Conflicting, Forbidden, NotFound, Refused
-from service.core.identity import Account
-from service.core.pooled import Pooled, StoreUnavailable
+from service.adapters.pooled import Pooled, StoreUnavailable
+from service.domain import identity
+from service.domain.errors import Conflicting, Forbidden, NotFound, Refused
+from service.domain.identity import Account
 from service.games import registry
 from service.games.base import RuleViolation
 from service.games.rng import Rng
+from service.service_layer.commands import GameService
 
 OPEN, STARTED, CLOSED = "open", "started", "closed"
 STATUSES = (OPEN, STARTED, CLOSED)

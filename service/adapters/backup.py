@@ -56,7 +56,7 @@ from typing import IO, Any
 import psycopg
 from psycopg import sql
 
-from service.core.migrate import MIGRATIONS, ensure_database
+from service.adapters.migrate import MIGRATIONS, ensure_database
 
 FORMAT = "quarterdeck-backup"
 VERSION = 1
@@ -170,7 +170,7 @@ def backup(database_url: str, out: IO[bytes], progress: Progress | None = None, 
             if unknown:
                 raise BackupError(
                     f"table(s) {', '.join(unknown)} are neither backed up nor excluded:"
-                    " decide each in service/core/backup.py (TABLES or EXCLUDED)"
+                    " decide each in service/adapters/backup.py (TABLES or EXCLUDED)"
                 )
             missing = sorted(set(TABLES) - set(present))
             if missing:

@@ -1,7 +1,7 @@
 """Accounts in PostgreSQL: register, look a key up, rotate it.
 
 Keys are never stored, logged or cached: only their sha256
-(``service.core.identity.hash_key``).  Each request looks its key up again,
+(``service.domain.identity.hash_key``).  Each request looks its key up again,
 so a rotation stops the old key at once in every process.
 """
 
@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 import psycopg
 
-from service.core import identity
-from service.core.errors import Conflicting, NotFound, Refused
-from service.core.identity import Account
-from service.core.pooled import Pooled, StoreUnavailable
+from service.adapters.pooled import Pooled, StoreUnavailable
+from service.domain import identity
+from service.domain.errors import Conflicting, NotFound, Refused
+from service.domain.identity import Account
 
 
 def handle_taken(handle: str) -> Conflicting:
@@ -36,7 +36,7 @@ class AccountStore(Pooled):
         if not identity.valid_handle(handle):
             raise invalid_handle(handle)
         if kind not in identity.KINDS or kind == identity.BOT:
-            raise ValueError(kind)  # house bots are provisioned (service/core/house_bots.py)
+            raise ValueError(kind)  # house bots are provisioned (service/adapters/house_bots.py)
         if identity.reserved_handle(handle):
             raise Conflicting(
                 "handle_reserved", "Handles of the form '<game>-bot-<level>' are the house bots' (docs/BOTS.md)."

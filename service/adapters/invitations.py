@@ -30,9 +30,9 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from service.core.errors import Conflicting, NotFound, Refused
-from service.core.identity import BOT, Account
-from service.core.pooled import Pooled, StoreUnavailable
+from service.adapters.pooled import Pooled, StoreUnavailable
+from service.domain.errors import Conflicting, NotFound, Refused
+from service.domain.identity import BOT, Account
 
 GAME = "game"
 TOURNAMENT = "tournament"

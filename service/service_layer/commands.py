@@ -1,5 +1,5 @@
 """The command side: create a game, submit an intent — load, decide (through
-``service.core.pipeline``), append, nudge the projections.
+``service.domain.pipeline``), append, nudge the projections.
 
 The state of a game is kept in an in-process cache at a known stream version.
 Before every decision the cache is brought up to the stream's head by reading
@@ -20,11 +20,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from marshmallow import ValidationError
-
-from schemas.intents import load_intent
-from service.core import canonical, clocks, counting, pipeline
-from service.core.errors import (
+from service.adapters.eventstore import Conflict, DuplicateKey, EventStore, StoreUnavailable
+from service.domain import canonical, clocks, counting, pipeline
+from service.domain.errors import (
     Conflicting,
     Forbidden,
     Refused,
@@ -32,13 +30,12 @@ from service.core.errors import (
     game_not_found,
     version_conflict,
 )
-from service.core.eventstore import Conflict, DuplicateKey, EventStore, StoreUnavailable
-from service.core.identity import GameAccess, Principal, account_seat
-from service.core.records import GameRecord, IdempotentWrite, StoredEvent
-from service.core.replay import fold_stream
-from service.core.tokens import hash_token, new_token, seat_for_token
+from service.domain.identity import GameAccess, Principal, account_seat
+from service.domain.records import GameRecord, IdempotentWrite, StoredEvent
+from service.domain.replay import fold_stream
+from service.domain.tokens import hash_token, new_token, seat_for_token
 from service.games import registry
-from service.games.base import Engine, Event, RuleViolation, State
+from service.games.base import Command, Engine, Event, RuleViolation, State
 from service.games.rng import commitment
 
 log = logging.getLogger(__name__)
@@ -54,6 +51,13 @@ COMMUTE_HORIZON = 64
 class NotCommuting(Conflict):
     """The stream moved past the intent's ``expected_version`` in a way that may change
     what the intent means: the answer is the conflict, without retrying."""
+
+
+#: An intent the edge parses once the service knows the game's kind: called with it after
+#: the caller's seat and an idempotent replay are settled, so the refusals keep their order
+#: (401/403 before 422 ``invalid_intent``: a caller without a seat learns nothing of the
+#: intent).  It returns the command, or raises the domain's ``Refused``.
+Parse = Callable[[str], Command]
 
 
 def now_iso() -> str:
@@ -81,7 +85,7 @@ class LoadedGame:
     max_events: int | bool | None = False
     #: The game's time control (``GameCreated``'s ``clock``), read once: ``False`` until then.
     clock_spec: dict[str, Any] | bool | None = False
-    #: The clock as the event at ``version`` recorded it (``service.core.clocks``).
+    #: The clock as the event at ``version`` recorded it (``service.domain.clocks``).
     clock: dict[str, Any] | None = None
 
     def apply(self, events: list[StoredEvent]) -> None:
@@ -220,6 +224,10 @@ class GameService:
                 self._cache.popitem(last=False)
         return loaded
 
+    def game_of(self, game_id: str) -> str:
+        """The kind of game ``game_id`` is (what its intents are parsed as)."""
+        return self.load(game_id).record.game
+
     def opening(self, loaded: LoadedGame) -> StoredEvent | None:
         """The game's opening event (``GameCreated``): it never changes, so it is read
         once per cached game (its cap, its clock and its seats all come from it)."""
@@ -273,15 +281,18 @@ class GameService:
         self,
         game_id: str,
         token: str | None,
-        intent: Any,
+        command: Command | Parse,
         expected_version: int | None,
         idempotency_key: str | None,
         request_hash: str,
         *,
         principal: Principal | None = None,
     ) -> dict[str, Any]:
-        """``principal``: the caller when it sent an account key (resolved by
-        the HTTP layer); the key acts for the seat its account sits in."""
+        """Decide ``command`` (an engine's command, or the platform's ``Resign``, parsed
+        by the edge with ``schemas.intents.parse_intent``; or a :data:`Parse` that the
+        edge hands in to parse it once the caller's seat is known) for the caller's seat.
+        ``principal``: the caller when it sent an account key (resolved by the HTTP
+        layer); the key acts for the seat its account sits in."""
         loaded = self.load(game_id)
         if principal is not None and principal.account is not None:
             seat = account_seat(principal, self.access(loaded))
@@ -298,18 +309,8 @@ class GameService:
             stored = self.store.stored_response(game_id, idempotency_key, seat)
             if stored is not None:
                 return self._replayed(stored, seat, request_hash)
-        try:
-            command = pipeline.platform_command(intent)
-        except RuleViolation as rv:
-            raise Refused(rv.code, rv.message, rv.details) from None
-        if command is not None and not isinstance(command, pipeline.Resign):
-            raise Refused("invalid_intent", "Of the platform's intents only 'resign' may be posted.")
-        try:
-            command = command or load_intent(loaded.record.game, intent)
-        except ValidationError as exc:
-            raise Refused(
-                "invalid_intent", "The intent does not match this game's schema.", {"fields": exc.messages}
-            ) from None
+        if callable(command):
+            command = command(loaded.record.game)
         for attempt in range(_RETRIES):
             with loaded.lock:
                 try:

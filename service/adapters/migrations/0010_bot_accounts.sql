@@ -1,6 +1,6 @@
 -- House bots (docs/BOTS.md "House bots"): accounts of a third kind, "bot",
 -- one per game and level, provisioned by the operator (`make bots`,
--- service/core/house_bots.py).  A bot is an account like any other: it sits
+-- service/adapters/house_bots.py).  A bot is an account like any other: it sits
 -- at tables, is seated by handle, is rated, and acts with its own key, which
 -- is derived from the operator's bot secret and kept nowhere in clear.
 ALTER TABLE accounts DROP CONSTRAINT accounts_kind_check;

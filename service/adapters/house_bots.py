@@ -1,7 +1,7 @@
 """House bots' accounts (docs/BOTS.md "House bots"; migration 0010).
 
 A house bot is an account of kind ``bot``, one per game and level, named
-``<game>-bot-<level>`` (``service.core.identity.bot_handle``).  The operator
+``<game>-bot-<level>`` (``service.domain.identity.bot_handle``).  The operator
 provisions them (``make bots``, which ``make run`` calls at start): each is
 created if missing and (re)keyed with the key derived from the operator's bot
 secret (``identity.bot_key``), so the worker that acts for a bot derives the
@@ -20,10 +20,10 @@ from typing import Any
 
 import psycopg
 
-from service.core import identity
-from service.core.errors import Conflicting
-from service.core.identity import Account
-from service.core.pooled import Pooled, StoreUnavailable
+from service.adapters.pooled import Pooled, StoreUnavailable
+from service.domain import identity
+from service.domain.errors import Conflicting
+from service.domain.identity import Account
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@
 --
 -- The stream has the shape of a game's: dense seq from 1, primary key
 -- (tournament_id, seq) for optimistic concurrency, the same salted digests and
--- hash chain (service/core/canonical.py, with the tournament id where a game's
+-- hash chain (service/domain/canonical.py, with the tournament id where a game's
 -- id goes), append-only, and a global (tx_id, position) order read only below
 -- the oldest running transaction (the late-commit gap, migration 0001).
 -- 0004 and 0005 were never used; 0007 keeps this after 0006.

@@ -25,10 +25,10 @@ import psycopg
 from psycopg.types.json import Json, Jsonb
 from psycopg_pool import ConnectionPool
 
-from service.core import canonical
-from service.core.counting import is_decision
-from service.core.pooled import Pooled, StoreUnavailable
-from service.core.records import (
+from service.adapters.pooled import Pooled, StoreUnavailable
+from service.domain import canonical
+from service.domain.counting import is_decision
+from service.domain.records import (
     START,
     Cursor,
     FinishedRow,
@@ -100,7 +100,7 @@ _FOLD_COLUMNS = (
 #: (PostgreSQL's documentation of aggregate expressions);
 #: tests/integration/test_eventstore.py checks the order against ``read``.
 _FOLD_ROWS = "(SELECT x.seq, x.type, x.data, x.meta FROM events x WHERE x.game_id = {} AND x.seq > {} ORDER BY x.seq) e"
-#: The meta of the stream's head (arrival time, clock: service/core/clocks.py):
+#: The meta of the stream's head (arrival time, clock: service/domain/clocks.py):
 #: the last row that stores one (a decision's later events store NULL: "the
 #: one before"), one backward index probe in the same snapshot as the rows.
 _HEAD_META = "(SELECT x.meta FROM events x WHERE x.game_id = {} AND x.meta IS NOT NULL ORDER BY x.seq DESC LIMIT 1)"
@@ -162,7 +162,7 @@ def json_text(obj: Any) -> str:
     column: compact (no blank after ``,`` and ``:``, which the standard library
     puts there by default: 21 bytes an event, docs/PERFORMANCE.md), written by
     orjson.  Only storage: digests and hashes are computed over the canonical
-    form (service/core/canonical.py), never over this text, and readers parse
+    form (service/domain/canonical.py), never over this text, and readers parse
     it back to the same values.
 
     An integer beyond 64 bits is refused (``ValueError``): the store's readers
@@ -310,7 +310,7 @@ class EventStore(Pooled):
         conn: psycopg.Connection | None = None,
     ) -> None:
         """Record a new game: its identity, its secrets and its sealed opening
-        events (``service.core.pipeline.open_game``), in one transaction.
+        events (``service.domain.pipeline.open_game``), in one transaction.
         ``conn``: join that connection's open transaction instead (the lobby
         starts a table's game in the transaction that fills its last seat)."""
         gid = uuid.UUID(record.game_id)
@@ -348,7 +348,7 @@ class EventStore(Pooled):
         idempotent: IdempotentWrite | None = None,
         snapshot: tuple[int, dict[str, Any]] | None = None,
     ) -> None:
-        """Append ``sealed`` events (``service.core.pipeline``: numbered from
+        """Append ``sealed`` events (``service.domain.pipeline``: numbered from
         ``expected_version + 1`` and chained) atomically, with the idempotency
         record and an optional state snapshot in the same transaction.
         Raises :class:`Conflict` if the stream moved."""
@@ -419,7 +419,7 @@ class EventStore(Pooled):
 
     def decided_seats(self, game_ids: Sequence[str]) -> dict[str, set[int]]:
         """For each game of ``game_ids``, the seats that made at least one decision of
-        their own (``service.core.counting.is_decision``), in one round trip.  Only a
+        their own (``service.domain.counting.is_decision``), in one round trip.  Only a
         decision's first event stores its meta; the distinct (seat, intent type) pairs
         are few per game."""
         # The seat as text, parsed here: a stream altered by hand must not stop the

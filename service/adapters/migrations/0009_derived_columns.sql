@@ -5,7 +5,7 @@
 -- * prev_hash is the hash of the event before it in the same stream (GENESIS for
 --   seq 1): the readers select it with one primary-key probe;
 -- * data_digest and meta_digest are sha256(salt || canonical(value)) with the salt
---   drawn from the stream's seed and the seq (service/core/canonical.py): the
+--   drawn from the stream's seed and the seq (service/domain/canonical.py): the
 --   store computes them from the stored data and meta and the seed it keeps,
 --   where it reads them (EventStore.read, iter_stream, read_all; the tournament
 --   store alike).  The stored hash still covers them: an event whose data or

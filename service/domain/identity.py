@@ -2,7 +2,7 @@
 
 Pure: no I/O.  The HTTP layer (``service.http.common``) turns a bearer
 credential into a :class:`Principal` (looking account keys up through
-``service.core.accounts``) and asks the functions here what that principal
+``service.adapters.accounts``) and asks the functions here what that principal
 is to one game.
 
 * Handles and casual names: :func:`valid_handle`, :func:`valid_name`,

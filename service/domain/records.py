@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from service.core.clocks import to_iso, to_us
+from service.domain.clocks import to_iso, to_us
 
 #: Cursor of the global feed: ``(tx_id as decimal text, position)``.
 Cursor = tuple[str, int]
@@ -17,7 +17,7 @@ START: Cursor = ("0", 0)
 def compact_meta(meta: dict[str, Any]) -> dict[str, Any]:
     """A meta as the store writes it, without what :func:`full_meta` puts back
     exactly (docs/SCALING.md, "Storage per event"), from a decision's clock
-    (``service/core/clocks.py``):
+    (``service/domain/clocks.py``):
 
     * its time ``at`` when it is the decision's ``received_at`` (nearly always;
       38 bytes);
@@ -122,7 +122,7 @@ class FoldBatch:
     created_at: str | None
     #: ``received_at`` of the stretch's last decision (for the lag metric).
     newest_at: str | None
-    #: The clock recorded with the last event (``meta.clock``, service/core/clocks.py).
+    #: The clock recorded with the last event (``meta.clock``, service/domain/clocks.py).
     clock: dict[str, Any] | None = None
 
     @property

@@ -10,7 +10,7 @@ A game's time control is one of its terms, written in ``GameCreated`` (``"clock"
 
 Time comes only from the stream: every event's meta records ``received_at``, the command
 side's time when the intent arrived (or the deadline itself, for a timeout).  After each
-decision the pipeline (``service/core/pipeline.py``) writes the clock as it stands at that
+decision the pipeline (``service/domain/pipeline.py``) writes the clock as it stands at that
 ``received_at`` into the meta of the decision's events (``meta.clock``)::
 
     {"at": "<time>",                    # the batch's time (never earlier than the one before)
@@ -20,7 +20,7 @@ decision the pipeline (``service/core/pipeline.py``) writes the clock as it stan
 
 so the view at version N is the clock at version N, the same today and in a year, and the
 audit's re-decide recomputes it byte for byte.  Times are the ISO strings of
-``service.core.commands.now_iso`` (UTC, microseconds, ``Z``); arithmetic is in whole
+``service.service_layer.commands.now_iso`` (UTC, microseconds, ``Z``); arithmetic is in whole
 microseconds, so nothing is rounded and no float enters the stream.
 
 A seat whose deadline has passed may no longer act (``expired``; ``422 clock_expired``), and

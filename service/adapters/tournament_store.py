@@ -1,10 +1,10 @@
 """Tournament streams in PostgreSQL (migration 0007): thin, explicit SQL.
 
-The same guarantees as the game store (``service.core.eventstore``): an
+The same guarantees as the game store (``service.adapters.eventstore``): an
 append writes at exactly ``expected_version + 1`` (one statement guarded by
 the stream's head, and the primary key ``(tournament_id, seq)`` for two
 writers racing), so a stream can neither fork nor gain a gap; the loser gets
-:class:`~service.core.eventstore.Conflict`.  The seed is kept apart from the
+:class:`~service.adapters.eventstore.Conflict`.  The seed is kept apart from the
 stream.  Every method is one transaction.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import psycopg
 
-from service.core.eventstore import (
+from service.adapters.eventstore import (
     Conflict,
     event_columns,
     event_params,
@@ -27,8 +27,8 @@ from service.core.eventstore import (
     param_rows,
     rows_to_events,
 )
-from service.core.pooled import Pooled, StoreUnavailable
-from service.core.records import START, Cursor, StoredEvent
+from service.adapters.pooled import Pooled, StoreUnavailable
+from service.domain.records import START, Cursor, StoredEvent
 
 _COLUMNS = event_columns("tournament_id", table="tournament_events", seeds="tournament_seeds")
 _SELECT = f"SELECT {_COLUMNS} FROM tournament_events"

@@ -34,7 +34,7 @@ PAIRING_LIMIT = 3
 #: The pairing window, in seconds (a rolling 24 hours, by the games' finish times).
 PAIRING_WINDOW_S = 24 * 3600
 
-#: The platform's intents that are no decision of the seat (``service.core.pipeline``).
+#: The platform's intents that are no decision of the seat (``service.domain.pipeline``).
 NOT_DECISIONS = frozenset({"resign", "timeout", "abort"})
 
 

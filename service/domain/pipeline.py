@@ -15,11 +15,11 @@ and hash-chained) here only:
 * :func:`abort` — ``GameAborted`` and ``GameFinished``: the game ends unrated;
 * :func:`act` — any of these for a command, game or platform (:func:`platform_command`).
 
-Each decision also moves the game's clock (``service/core/clocks.py``) and
+Each decision also moves the game's clock (``service/domain/clocks.py``) and
 records it in its events' ``meta.clock``, and refuses an intent that comes
 after its seat's deadline (``clock_expired``).
 
-The command path (``service.core.commands``) writes what these return; the
+The command path (``service.service_layer.commands``) writes what these return; the
 audit (``service.audit.checks.redecide``) calls the very same functions on the
 recorded intents and compares byte for byte, so the audit checks the code that
 writes, not a copy of it.  Pure: no I/O, no clock; randomness only from the
@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from service.core import canonical, clocks
-from service.core.records import NewEvent, StoredEvent
+from service.domain import canonical, clocks
+from service.domain.records import NewEvent, StoredEvent
 from service.games.base import Command, Engine, RuleViolation, State, fold, forfeited, seat_count, seat_forfeited
 from service.games.rng import Rng, commitment
 

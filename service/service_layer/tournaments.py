@@ -1,10 +1,10 @@
 """The tournaments' command side: load, fold, decide, append (docs/TOURNAMENTS.md).
 
 The pure core (``service.tournaments``) decides; this module gives it a stream
-in PostgreSQL (``service.core.tournament_store``).  Each command reads the
+in PostgreSQL (``service.adapters.tournament_store``).  Each command reads the
 whole stream (a tournament holds at most a few thousand events: 256 players,
 20 rounds), folds it, asks ``rules.decide`` for the events, seals them into the
-same hash chain as a game's (``service.core.pipeline.seal``, keyed by the
+same hash chain as a game's (``service.domain.pipeline.seal``, keyed by the
 tournament's seed) and appends them at the head it read.  A writer that lost
 the race (another command appended first) folds again and decides again, a
 few times; a decision refused on the newer state is refused.
@@ -23,13 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from service.core import canonical, pipeline
-from service.core.commands import now_iso
-from service.core.errors import NotFound, version_conflict
-from service.core.eventstore import Conflict
-from service.core.records import NewEvent, StoredEvent
-from service.core.tournament_store import TournamentRecord, TournamentStore
+from service.adapters.eventstore import Conflict
+from service.adapters.tournament_store import TournamentRecord, TournamentStore
+from service.domain import canonical, pipeline
+from service.domain.errors import NotFound, version_conflict
+from service.domain.records import NewEvent, StoredEvent
 from service.games.rng import commitment
+from service.service_layer.commands import now_iso
 from service.tournaments import events as tevents
 from service.tournaments.commands import Command, CreateTournament
 from service.tournaments.evolve import State, evolve

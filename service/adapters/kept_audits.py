@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from service.core.pooled import Pooled, StoreUnavailable
+from service.adapters.pooled import Pooled, StoreUnavailable
 
 
 class KeptAudits(Pooled):

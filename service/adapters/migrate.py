@@ -1,4 +1,4 @@
-"""Apply the SQL migrations in ``service/core/migrations`` in order, idempotently,
+"""Apply the SQL migrations in ``service/adapters/migrations`` in order, idempotently,
 creating the database first if it does not exist."""
 
 from __future__ import annotations

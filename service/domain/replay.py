@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from service.core.pipeline import PLATFORM_EVENTS
-from service.core.records import FoldBatch, StoredEvent
+from service.domain.pipeline import PLATFORM_EVENTS
+from service.domain.records import FoldBatch, StoredEvent
 from service.games.base import Engine, Event, State
 
 

@@ -1,0 +1,226 @@
+"""The rate limits' counters in Redis (docs/API.md "Rate limits"; the budgets, the
+one-round-trip scripts and the in-memory fallback are described in
+``service/http/limits.py``, which checks them before each request)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from limits import RateLimitItem, parse_many
+from limits.storage import MemoryStorage
+from limits.strategies import SlidingWindowCounterRateLimiter
+
+from service import redis_roles
+from service.config import Settings
+
+log = logging.getLogger(__name__)
+
+ACCOUNTS, CREATION, INTENTS, READS, EXPENSIVE = "accounts", "creation", "intents", "reads", "expensive"
+BUDGETS = (ACCOUNTS, CREATION, INTENTS, READS, EXPENSIVE)
+
+
+#: One client's windows, checked and counted together (``limits``' sliding-window
+#: counter, as its own ``acquire_sliding_window.lua`` does for one window, with the
+#: reset time its ``get_window_stats`` gives a refused one).  KEYS: each window's
+#: previous and current counter; ARGV: each window's amount and length in seconds.
+#: Returns, per window, -1 if the request fits in it, else the milliseconds until it
+#: frees a request.  All or nothing: the request is counted in every window only if
+#: it fits in every one of them (a refused request spends no budget).
+ACQUIRE = """
+local out, counts, fits = {}, {}, true
+for i = 1, #ARGV / 2 do
+  local previous_key, current_key = KEYS[2 * i - 1], KEYS[2 * i]
+  local limit = tonumber(ARGV[2 * i - 1])
+  local expiry = tonumber(ARGV[2 * i]) * 1000
+  local current_ttl = tonumber(redis.call('pttl', current_key))
+  if current_ttl > 0 and current_ttl < expiry then
+    -- the current window has ended: it becomes the previous one
+    redis.call('rename', current_key, previous_key)
+    redis.call('set', current_key, 0, 'PX', current_ttl + expiry)
+  end
+  local previous_count = tonumber(redis.call('get', previous_key)) or 0
+  local previous_ttl = math.max(0, tonumber(redis.call('pttl', previous_key)))
+  local current_count = tonumber(redis.call('get', current_key)) or 0
+  current_ttl = math.max(0, tonumber(redis.call('pttl', current_key)))
+  local weighted = math.floor(previous_count * previous_ttl / expiry) + current_count
+  if limit >= 1 and weighted + 1 <= limit then
+    out[i] = -1
+  else
+    fits = false
+    local reset = math.huge
+    if previous_count > 0 then reset = math.min(reset, previous_ttl % (expiry / previous_count)) end
+    if current_count > 0 then reset = math.min(reset, current_ttl % expiry) end
+    if reset == math.huge then reset = 0 end
+    out[i] = math.floor(reset)
+  end
+end
+if fits then
+  for i = 1, #ARGV / 2 do
+    local current_key = KEYS[2 * i]
+    if redis.call('exists', current_key) == 1 then
+      redis.call('incrby', current_key, 1)
+    else
+      redis.call('set', current_key, 1, 'PX', tonumber(ARGV[2 * i]) * 2000)
+    end
+  end
+end
+return out
+"""
+
+#: Takes back a request counted for one client (KEYS: its windows' current
+#: counters) when another client of the same request was refused.
+REFUND = """
+for i = 1, #KEYS do
+  if (tonumber(redis.call('get', KEYS[i])) or 0) > 0 then redis.call('decrby', KEYS[i], 1) end
+end
+return 0
+"""
+
+
+class RateLimited(Exception):
+    """A request over one of its budget's limits (answered 429 by the app)."""
+
+    def __init__(self, budget: str, item: RateLimitItem, retry_after: int):
+        super().__init__(f"{budget}: {item}")
+        self.budget, self.item, self.retry_after = budget, item, retry_after
+
+
+@dataclass(frozen=True)
+class _Window:
+    """One limit of a budget for one kind of client (``per_key``)."""
+
+    budget: str
+    per_key: bool
+    item: RateLimitItem
+
+    @functools.cached_property
+    def suffix(self) -> str:
+        return f"{self.budget}:{'key' if self.per_key else 'address'}:{self.item.amount}/{self.item.get_expiry()}"
+
+
+class RateLimits:
+    """The budgets of ``settings``, counted in Redis (``read_url``) in one round trip
+    a request, or in this process's memory while Redis cannot be reached."""
+
+    #: Seconds without Redis after a failure, doubling up to :data:`MAX_BACKOFF`.
+    FIRST_BACKOFF, MAX_BACKOFF = 1.0, 30.0
+
+    def __init__(self, settings: Settings, client: Any, prefix: str = "qd:rl"):
+        """``client``: the read side's Redis with short timeouts (``bootstrap.rate_limits``)."""
+        self.prefix = prefix
+        self.redis = client
+        # Loaded on first use (and again after a Redis restart): see _in_redis.
+        self.sha = hashlib.sha1(ACQUIRE.encode()).hexdigest()
+        self.windows: dict[tuple[str, bool], tuple[_Window, ...]] = {
+            (budget, per_key): tuple(_Window(budget, per_key, item) for item in _parse(settings, budget, per_key))
+            for budget in BUDGETS
+            for per_key in (False, True)
+        }
+        self.memory = SlidingWindowCounterRateLimiter(MemoryStorage())
+        self._lock = threading.Lock()
+        self._redis_after = 0.0
+        self._backoff = self.FIRST_BACKOFF
+
+    def check(self, budget: str, address: str, key: str) -> None:
+        """Count a request of ``budget`` from ``address`` (and credential ``key``,
+        "" for none) in every window; :class:`RateLimited` if any is full."""
+        clients = [(f"a:{address}", self.windows[budget, False])]
+        if key:
+            clients.append((key, self.windows[budget, True]))
+        clients = [(who, windows) for who, windows in clients if windows]
+        if not clients:
+            return
+        if time.monotonic() >= self._redis_after:
+            try:
+                resets = self._in_redis(clients)
+            except (redis.RedisError, *redis_roles.CLUSTER_ERRORS):
+                self._redis_failed()
+            else:
+                self._backoff = self.FIRST_BACKOFF
+                return self._verdict(clients, resets)
+        self._verdict(clients, self._in_memory(clients))
+
+    def _in_redis(self, clients: list[tuple[str, tuple[_Window, ...]]]) -> list[list[int]]:
+        calls = []
+        for who, windows in clients:
+            keys: list[str] = []
+            args: list[int] = []
+            for w in windows:
+                current = f"{self.prefix}:{{{who}}}:{w.suffix}"
+                keys += (f"{current}/-1", current)
+                args += (w.item.amount, w.item.get_expiry())
+            calls.append((keys, args))
+        try:
+            resets = self._pipelined(calls)
+        except redis.exceptions.NoScriptError:  # a new Redis, or one that flushed its scripts
+            self.redis.script_load(ACQUIRE)
+            resets = self._pipelined(calls)
+        if any(ms >= 0 for got in resets for ms in got):
+            # Refused: take the request back from the clients that counted it.
+            counted = [keys[1::2] for (keys, _), got in zip(calls, resets, strict=True) if all(ms < 0 for ms in got)]
+            if counted:
+                with self.redis.pipeline(transaction=False) as pipe:
+                    for current in counted:
+                        pipe.eval(REFUND, len(current), *current)
+                    pipe.execute()
+        return resets
+
+    def _pipelined(self, calls: list[tuple[list[str], list[int]]]) -> list[list[int]]:
+        # EVALSHA itself, not Script objects: a pipeline of Scripts asks SCRIPT EXISTS first.
+        with self.redis.pipeline(transaction=False) as pipe:
+            for keys, args in calls:
+                pipe.evalsha(self.sha, len(keys), *keys, *args)
+            return pipe.execute()
+
+    def _in_memory(self, clients: list[tuple[str, tuple[_Window, ...]]]) -> list[list[int]]:
+        out = []
+        for who, windows in clients:
+            resets = []
+            for w in windows:
+                if self.memory.test(w.item, who, w.suffix):
+                    resets.append(-1)
+                else:
+                    reset_at = self.memory.get_window_stats(w.item, who, w.suffix).reset_time
+                    resets.append(max(0, int((reset_at - time.time()) * 1000)))
+            out.append(resets)
+        if all(ms < 0 for got in out for ms in got):
+            # Counted only when every window of every client has room, as in Redis.
+            for who, windows in clients:
+                for w in windows:
+                    self.memory.hit(w.item, who, w.suffix)
+        return out
+
+    def _redis_failed(self) -> None:
+        with self._lock:
+            log.warning("rate limits: Redis unreachable; counting in memory for %.0f s", self._backoff)
+            self._redis_after = time.monotonic() + self._backoff
+            self._backoff = min(self._backoff * 2, self.MAX_BACKOFF)
+
+    @staticmethod
+    def _verdict(clients: list[tuple[str, tuple[_Window, ...]]], resets: list[list[int]]) -> None:
+        """A refused request is counted in no window (hammering after a 429 spends
+        nothing, so one buggy client cannot lock its address out for a day); the
+        longest wait among the full ones is the answer's ``Retry-After``: a client
+        that waits that long finds the budget open."""
+        full = [
+            (ms, w)
+            for (_, windows), got in zip(clients, resets, strict=True)
+            for w, ms in zip(windows, got, strict=True)
+            if ms >= 0
+        ]
+        if full:
+            ms, w = max(full, key=lambda f: f[0])
+            raise RateLimited(w.budget, w.item, max(1, math.ceil(ms / 1000)))
+
+
+def _parse(settings: Settings, budget: str, per_key: bool) -> list[RateLimitItem]:
+    value = getattr(settings, f"limit_{budget}{'_key' if per_key else ''}")
+    return [] if value.strip().lower() in ("", "none", "off") else parse_many(value)
