@@ -72,7 +72,8 @@ def catch_up(
     key = keys.game(game_id)
     for _ in range(retries):
         current = r.hmget(key, *_CURRENT)
-        batch = store.read_for_fold(game_id, after=_version_of(current))
+        raw = store.read_for_fold({game_id: _version_of(current)}).get(game_id)
+        batch = FoldBatch.parse(raw) if raw is not None else _NOTHING
         version, finished, write, _ = _prepare(
             game_id,
             current,
@@ -92,7 +93,7 @@ def catch_up(
     return int(raw_version or 0), status == b"finished"
 
 
-#: Streams a rebuild has already read (``EventStore.read_for_fold_many_raw``),
+#: Streams a rebuild has already read (``EventStore.read_for_fold``),
 #: unparsed, and the games' token hashes.
 Prefetched = tuple[dict[str, tuple[Any, ...]], dict[str, list[bytes]]]
 
@@ -135,17 +136,14 @@ def catch_up_many(
                 reads.hmget(keys.game(gid), *_CURRENT)
             currents.update(zip(unread, reads.execute(), strict=True))
     if prefetched is None:
-        batches = store.read_for_fold_many({gid: _version_of(currents[gid]) for gid in game_ids})
-        new_games = [gid for gid in game_ids if _first_write(currents[gid]) and gid in batches]
+        raws = store.read_for_fold({gid: _version_of(currents[gid]) for gid in game_ids})
+        new_games = [gid for gid in game_ids if _first_write(currents[gid]) and gid in raws]
         hashes = store.token_hashes_many(new_games) if new_games else {}
-
-        def batch_of(gid: str) -> FoldBatch:
-            return batches.get(gid, _NOTHING)
     else:
         raws, hashes = prefetched
 
-        def batch_of(gid: str) -> FoldBatch:
-            return FoldBatch.parse(raws[gid]) if gid in raws else _NOTHING
+    def batch_of(gid: str) -> FoldBatch:
+        return FoldBatch.parse(raws[gid]) if gid in raws else _NOTHING
 
     writes: list[tuple[_Write, Any, Any]] = []
     for gid in game_ids:
@@ -616,7 +614,7 @@ def rebuild_boards(
     def read(group: list[str]) -> Prefetched:
         # Text only: parsing here would hold the GIL for milliseconds at a
         # time, stalling the folding thread at each of its Redis round trips.
-        return store.read_for_fold_many_raw(dict.fromkeys(group, 0)), store.token_hashes_many(group)
+        return store.read_for_fold(dict.fromkeys(group, 0)), store.token_hashes_many(group)
 
     with ThreadPoolExecutor(READERS, thread_name_prefix="rebuild-read") as reader:
         while True:

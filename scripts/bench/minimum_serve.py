@@ -93,7 +93,7 @@ def make_app() -> Flask:
         for i in range(k):
             digest = hashlib.sha256(f"{game_id}:{version + 1 + i}:{data}".encode()).hexdigest()
             params += (game_id, version + 1 + i, "IntentApplied", 1, data, meta if i == 0 else None, digest)
-        with pool.connection() as conn, psycopg.RawCursor(conn) as raw:
+        with pool.connection() as conn, conn.cursor() as raw:
             raw.execute(insert_guarded(k, table=TABLE), [*params, game_id, version])
             if raw.rowcount != k:
                 return {"error": {"code": "version_conflict"}}, 409

@@ -32,7 +32,6 @@ from service.domain.records import (
     START,
     Cursor,
     FinishedRow,
-    FoldBatch,
     GameRecord,
     IdempotentWrite,
     StoredEvent,
@@ -86,7 +85,7 @@ def event_columns(stream: str = "game_id", meta: str = "meta", table: str = "eve
 #: their data as ONE JSON array text (``data`` is json, migration 0008: its
 #: text is the stored text, joined as it is), their types joined by commas,
 #: the first seq, and the arrival time a read model needs.  Events are aliased
-#: ``e``; one query reads one game, the other many.
+#: ``e``.
 _FOLD_COLUMNS = (
     "'[' || string_agg(e.data::text, ',') || ']', string_agg(e.type, ','), min(e.seq),"
     # seq 1 is always the platform's opening event (GameCreated), which carries its meta.
@@ -104,16 +103,12 @@ _FOLD_ROWS = "(SELECT x.seq, x.type, x.data, x.meta FROM events x WHERE x.game_i
 #: the last row that stores one (a decision's later events store NULL: "the
 #: one before"), one backward index probe in the same snapshot as the rows.
 _HEAD_META = "(SELECT x.meta FROM events x WHERE x.game_id = {} AND x.meta IS NOT NULL ORDER BY x.seq DESC LIMIT 1)"
-_FOLD_QUERY = (
-    f"SELECT {_FOLD_COLUMNS}, CASE WHEN count(*) > 0 THEN {_HEAD_META.format('%s')} END"
-    f" FROM {_FOLD_ROWS.format('%s', '%s')}"
-)
-#: The same for several games: one index range scan per game (LATERAL), and a
+#: The fold read of several games: one index range scan per game (LATERAL), and a
 #: game with nothing new gives no row.  A join grouped by game let the planner
 #: scan the whole events table instead (a parallel hash join: ~200 ms a call
 #: at a million events, whatever the games asked and however few their new
 #: events).
-_FOLD_MANY_QUERY = (
+_FOLD_QUERY = (
     "SELECT c.game_id::text, f.* FROM unnest(%s::uuid[], %s::int[]) AS c(game_id, after)"
     f" CROSS JOIN LATERAL (SELECT {_FOLD_COLUMNS}, {_HEAD_META.format('c.game_id')}"
     f" FROM {_FOLD_ROWS.format('c.game_id', 'c.after')} HAVING count(*) > 0) f"
@@ -130,21 +125,12 @@ def insert_guarded(n: int, table: str = "events", stream: str = "game_id") -> st
     BEGIN/COMMIT round trips either.  ``table``/``stream``: a game's events
     (default) or a tournament's (``tournament_events``, ``tournament_id``).
 
-    Its placeholders are PostgreSQL's own (``$1``, ``$2``, ...): run it on a
-    ``psycopg.RawCursor``.  psycopg converts ``%s`` placeholders in Python
-    and caches the conversion only up to 50 parameters: an intent of seven
-    events or more (7 parameters a row) was parsed again on every append,
-    ~6 % of the API's CPU on a Nautilus Industries load (docs/PERFORMANCE.md,
-    "The append numbers its own placeholders").  Built once per row count (cached)."""
+    Built once per row count (cached)."""
     cols = _EVENT_COLS.replace("game_id", stream, 1)
-    rows = ", ".join(
-        _ROW_TEMPLATE.format(*(f"${first + i}" for i in range(_PARAMS_PER_ROW)))
-        for first in range(1, n * _PARAMS_PER_ROW, _PARAMS_PER_ROW)
-    )
-    last = n * _PARAMS_PER_ROW
+    rows = ", ".join([_ROW] * n)
     return (
         f"INSERT INTO {table} ({cols}) SELECT * FROM (VALUES {rows}) AS v"
-        f" WHERE (SELECT coalesce(max(seq), 0) FROM {table} WHERE {stream} = ${last + 1}) = ${last + 2}"
+        f" WHERE (SELECT coalesce(max(seq), 0) FROM {table} WHERE {stream} = %s) = %s"
     )
 
 
@@ -335,7 +321,7 @@ class EventStore(Pooled):
                         "INSERT INTO seat_tokens (game_id, seat, player, token_hash) VALUES (%s, %s, %s, %s)",
                         [(gid, i, p, h) for i, (p, h) in enumerate(zip(record.players, token_hashes, strict=True))],
                     )
-                with psycopg.RawCursor(conn) as raw:
+                with conn.cursor() as raw:
                     raw.execute(insert_guarded(len(sealed)), [*event_params(gid, sealed), gid, 0])
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(str(exc)) from exc
@@ -360,7 +346,7 @@ class EventStore(Pooled):
         every = event_params(gid, sealed)
         params = [*every[: len(head) * _PARAMS_PER_ROW], gid, expected_version]
         try:
-            with self._conn() as conn, psycopg.RawCursor(conn) as raw:
+            with self._conn() as conn, conn.cursor() as raw:
                 if idempotent is None and snapshot is None and len(sealed) == len(head):
                     # The common case: one statement, no explicit transaction.
                     raw.execute(insert_guarded(len(head)), params)
@@ -457,23 +443,15 @@ class EventStore(Pooled):
             params.append(upto)
         return rows_to_events(self._fetch(q + " ORDER BY seq", params), self._meta_before)
 
-    def read_for_fold(self, game_id: str, after: int = 0) -> FoldBatch:
-        """The events after ``after`` as a :class:`FoldBatch`: what a
-        projection needs, never for feeds, exports or audits.
-
-        PostgreSQL sends the whole stretch as ONE JSON array text, parsed by
-        orjson in one call: decoding row by row in the client, not the
-        server's work, bounded a rebuild (``make bench``, docs/PERFORMANCE.md)."""
-        return FoldBatch.parse(self.read_for_fold_raw(game_id, after))
-
-    def read_for_fold_many(self, afters: dict[str, int]) -> dict[str, FoldBatch]:
-        """:meth:`read_for_fold` for several games in one round trip:
-        ``{game: after}`` -> ``{game: batch}`` (games with nothing new left out)."""
-        return {gid: FoldBatch.parse(raw) for gid, raw in self.read_for_fold_many_raw(afters).items()}
-
-    def read_for_fold_many_raw(self, afters: dict[str, int]) -> dict[str, tuple[Any, ...]]:
-        """:meth:`read_for_fold_many` unparsed (:meth:`read_for_fold_raw`): a
-        rebuild's reader threads fetch whole streams of many games this way."""
+    def read_for_fold(self, afters: dict[str, int]) -> dict[str, tuple[Any, ...]]:
+        """What a projection reads, never feeds, exports or audits: the events of
+        each game of ``{game: after}`` after its checkpoint, in one round trip,
+        games with nothing new left out.  Each game's stretch comes as ONE JSON
+        array text and its types joined (``FoldBatch.parse`` turns it into lists,
+        with one ``orjson.loads``): decoding row by row in the client bounded a
+        rebuild (docs/PERFORMANCE.md, "Rebuild reads").  Unparsed, so that a
+        rebuild's reader threads fetch without holding the GIL for long and the
+        folding thread parses one game at a time."""
         ids = list(afters)
         # The arrays travel as text literals ('{...}'), cast by the query: psycopg dumps a
         # list of UUIDs element by element in Python, which cost more than the query's own
@@ -481,15 +459,8 @@ class EventStore(Pooled):
         # what can change is written").  A UUID's canonical text and an integer need no quoting in a literal.
         game_ids = "{" + ",".join(str(uuid.UUID(g)) for g in ids) + "}"
         seqs = "{" + ",".join(str(int(afters[g])) for g in ids) + "}"
-        rows = self._fetch(_FOLD_MANY_QUERY, (game_ids, seqs))
+        rows = self._fetch(_FOLD_QUERY, (game_ids, seqs))
         return {r[0]: tuple(r[1:]) for r in rows}
-
-    def read_for_fold_raw(self, game_id: str, after: int = 0) -> tuple[Any, ...]:
-        """:meth:`read_for_fold` unparsed: a reader thread fetches it without
-        holding the GIL for long, and the folding thread parses it."""
-        gid = uuid.UUID(game_id)
-        rows = self._fetch(_FOLD_QUERY, (gid, gid, after))
-        return rows[0] if rows else (None, None, None, None, None)
 
     def iter_stream(self, game_id: str, after: int = 0, batch: int = 1000) -> Iterator[StoredEvent]:
         """The stream in batches, without holding it all in memory."""

@@ -76,7 +76,7 @@ class TournamentStore(Pooled):
         params = [*event_params(tid, sealed), tid, expected_version]
         query = insert_guarded(len(sealed), "tournament_events", "tournament_id")
         try:
-            with self._conn() as conn, psycopg.RawCursor(conn) as raw:
+            with self._conn() as conn, conn.cursor() as raw:
                 raw.execute(query, params)
                 if raw.rowcount != len(sealed):
                     raise Conflict(expected_version)

@@ -91,7 +91,6 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
         api.register_blueprint(module.blp)
     for module in (accounts, tables, bots, tournaments, invitations):
         api.register_blueprint(module.blp)
-    games.install_lean_views(app)
 
     # Rate limits first: a request over its budget is refused before its body is read.
     limits.init_app(app, settings)

@@ -5,12 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from collections.abc import Callable
 from typing import Any
 
-from flask import Flask, Response, current_app, g, request
+from flask import g, request
 from flask_smorest import Blueprint
-from marshmallow import ValidationError
 
 from projections import game_lists, keys
 from schemas import openapi
@@ -312,8 +310,8 @@ def _request_hash(body: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-#: The intent body's and answer's schemas, shared by the documented view and its lean twin
-#: (instances, not classes: given a class, webargs builds a new schema on every request).
+#: The intent body's and answer's schemas as instances, not classes: given a class,
+#: webargs builds a new schema on every request.
 _INTENT_IN = IntentIn()
 _INTENT_OUT = IntentOut()
 
@@ -331,12 +329,6 @@ _INTENT_OUT = IntentOut()
 def post_intent(body: dict[str, Any], game_id: Any) -> dict[str, Any]:
     """Submit one intent for the caller's seat.  Send ``Idempotency-Key`` to
     make a retry safe: the same key and body return the first answer."""
-    return submit_intent(body, game_id)
-
-
-def submit_intent(body: dict[str, Any], game_id: Any) -> dict[str, Any]:
-    """What :func:`post_intent` does with a body its schema has loaded (shared with
-    :func:`lean_post_intent`)."""
     key = request.headers.get("Idempotency-Key")
     if key is not None and not (1 <= len(key) <= 200 and key.isprintable()):
         raise ApiError(400, "invalid_idempotency_key", "Idempotency-Key must be 1-200 printable characters.")
@@ -361,36 +353,6 @@ def submit_intent(body: dict[str, Any], game_id: Any) -> dict[str, Any]:
         raise
     metrics.INTENTS.labels("accepted", "ok").inc()
     return answer
-
-
-def lean_post_intent(documented: Callable[..., Any]) -> Callable[..., Any]:
-    """``POST /v1/games/{id}/intents`` as the app serves it: the same body schema, the
-    same function and the same answer as the documented view (``documented``: the
-    flask-smorest chain around :func:`post_intent`, which also gives the OpenAPI
-    description), without that chain's layers (flask-smorest's and webargs' wrappers:
-    ~10 % of the API process's CPU an intent, docs/PERFORMANCE.md "A lean view").  A
-    body the schema refuses goes through ``documented``, so every refusal keeps its
-    exact shape (422 ``validation_error`` with webargs' details)."""
-
-    def view(game_id: Any) -> Response:
-        # check_body (before_request) parsed the body once: a JSON object.
-        try:
-            body = _INTENT_IN.load(g.body)
-        except ValidationError:
-            return documented(game_id=game_id)
-        answer = current_app.json.response(_INTENT_OUT.dump(submit_intent(body, game_id)))
-        answer.status_code = 201
-        return answer
-
-    view.documented = documented  # type: ignore[attr-defined]  # tests compare the two
-    return view
-
-
-def install_lean_views(app: Flask) -> None:
-    """Serve the hot path through :func:`lean_post_intent` (after the blueprint is
-    registered: its endpoint keeps the documented view for the fallback)."""
-    endpoint = f"{blp.name}.{post_intent.__name__}"
-    app.view_functions[endpoint] = lean_post_intent(app.view_functions[endpoint])
 
 
 @blp.route("/<uuid:game_id>/abort", methods=["POST"])

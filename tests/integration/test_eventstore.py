@@ -3,7 +3,6 @@ the global feed's late-commit safety, hashing."""
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 import uuid
@@ -16,7 +15,7 @@ from support import wait_for_feed_horizon
 from service.adapters.eventstore import Conflict
 from service.domain import canonical
 from service.domain.pipeline import created_data, seal
-from service.domain.records import GameRecord, NewEvent
+from service.domain.records import FoldBatch, GameRecord, NewEvent
 from service.service_layer.commands import now_iso
 
 SEED = bytes(range(32))
@@ -123,10 +122,9 @@ def test_append_at_a_stale_or_future_version_is_a_conflict(store):
 
 @pytest.mark.parametrize("size", [1, 7, 8, 50, 1000, 1003])
 def test_an_append_of_any_size_stores_every_event_in_order_and_guards_the_head(bulk_store, size):
-    """``insert_guarded`` numbers its own placeholders ($1 ... $7n+2, run on a
-    RawCursor): appends of 7 events and more (past psycopg's 50-parameter
-    cache) and past one statement's 1,000 rows store every event, in order,
-    and the head guard still refuses a stale append of the same size."""
+    """Appends of 7 events and more (past psycopg's 50-parameter cache of
+    converted queries) and past one statement's 1,000 rows store every event,
+    in order, and the head guard still refuses a stale append of the same size."""
     store = bulk_store[1]
     gid = _game(store)
     head = store.read(gid)[-1]
@@ -137,16 +135,6 @@ def test_an_append_of_any_size_stores_every_event_in_order_and_guards_the_head(b
     with pytest.raises(Conflict):
         store.append(gid, 1, seal(SEED, gid, 2, head.hash, [_event(i) for i in range(size)]))
     assert store.version(gid) == size + 1
-
-
-def test_guarded_insert_numbers_each_parameter_once():
-    from service.adapters.eventstore import _PARAMS_PER_ROW, insert_guarded
-
-    for n in (1, 2, 8, 300):
-        query = insert_guarded(n)
-        numbers = sorted(int(m) for m in re.findall(r"\$(\d+)", query))
-        assert numbers == list(range(1, n * _PARAMS_PER_ROW + 3)), n
-        assert "%s" not in query
 
 
 def test_events_are_append_only(store, private_db):
@@ -210,6 +198,11 @@ def test_global_feed_never_skips_a_late_commit(store, private_db):
     assert [(e.game_id, e.type) for _, e in seen][:2] == [(gid_slow, "Late"), (gid_fast, "Thing")]
 
 
+def _fold(store, gid, after=0):
+    """One game's stretch as a projection reads it, parsed."""
+    return FoldBatch.parse(store.read_for_fold({gid: after})[gid])
+
+
 def test_read_for_fold_gives_what_read_gives(store):
     """Projections read types and data joined from the stored
     json text (migration 0008): the same values, in the same key order, as the
@@ -221,15 +214,15 @@ def test_read_for_fold_gives_what_read_gives(store):
     late = NewEvent("Thing", awkward, {"seat": 1, "received_at": "2100-01-01T00:00:01Z"})
     store.append(gid, 1, seal(SEED, gid, 1 + 1, head.hash, [_event(1), late]))
     full = store.read(gid)
-    batch = store.read_for_fold(gid)
+    batch = _fold(store, gid)
     assert (batch.first_seq, batch.types, batch.datas) == (1, [e.type for e in full], [e.data for e in full])
     assert [list(d) for d in batch.datas] == [list(e.data) for e in full]  # key order too
     assert batch.last_seq == 3
     assert batch.created_at == full[0].meta["received_at"]
     assert batch.newest_at == "2100-01-01T00:00:01Z"
-    later = store.read_for_fold(gid, after=2)
+    later = _fold(store, gid, after=2)
     assert (later.first_seq, later.types, later.datas) == (3, ["Thing"], [awkward]) and later.created_at is None
-    assert store.read_for_fold(gid, after=3).types == []
+    assert store.read_for_fold({gid: 3}) == {}
     # A projection that moved on since its read folds only what it lacks.
     assert batch.after(2).types == ["Thing"] and batch.after(2).first_seq == 3 and batch.after(2).created_at is None
     assert batch.after(0) is batch and batch.after(3).types == []
@@ -245,12 +238,12 @@ def test_fold_reads_give_every_stream_in_seq_order(store):
             head = store.read(gid)[-1]
             events = [NewEvent(f"Thing{n % 3}", {"n": n, "i": i}, {"seat": 0}) for i in range(1 + n % 4)]
             store.append(gid, head.seq, seal(SEED, gid, head.seq + 1, head.hash, events))
-    many = store.read_for_fold_many(dict.fromkeys(gids, 0))
+    many = store.read_for_fold(dict.fromkeys(gids, 0))
     for gid in gids:
         full = store.read(gid)
-        for batch in (store.read_for_fold(gid), many[gid]):
+        for batch in (_fold(store, gid), FoldBatch.parse(many[gid])):
             assert (batch.types, batch.datas) == ([e.type for e in full], [e.data for e in full])
-        tail = store.read_for_fold(gid, after=57)
+        tail = _fold(store, gid, after=57)
         assert (tail.first_seq, tail.datas) == (58, [e.data for e in full[57:]])
 
 
@@ -278,7 +271,7 @@ def test_data_and_meta_are_stored_as_compact_json_text(store, private_db):
     ]
     read = store.read(gid)[1:]
     assert [(e.data, e.meta) for e in read] == [(data, meta), ({"1": "é", "2": "two"}, meta)]
-    assert store.read_for_fold(gid, after=1).datas == [data, {"1": "é", "2": "two"}]
+    assert _fold(store, gid, after=1).datas == [data, {"1": "é", "2": "two"}]
     for e in read:
         salt = canonical.event_salt(SEED, e.seq)
         assert (canonical.digest(salt, e.data), canonical.digest(salt, e.meta)) == (e.data_digest, e.meta_digest)
@@ -339,7 +332,7 @@ def test_a_decisions_meta_is_stored_once(store, private_db):
     for e in store.read(gid):
         salt = canonical.event_salt(SEED, e.seq)
         assert canonical.digest(salt, e.meta) == e.meta_digest
-    batch = store.read_for_fold(gid, after=5)
+    batch = _fold(store, gid, after=5)
     assert batch.newest_at == second[0].meta["received_at"] and batch.clock == {"at": "x", "timed_out": []}
 
 
@@ -372,7 +365,7 @@ def test_only_the_hash_is_stored_and_every_reader_derives_the_rest(store, privat
     assert list(store.iter_stream(gid, after=1, batch=2)) == sealed
     wait_for_feed_horizon(private_db[0])
     assert [e for _, e in store.read_all() if e.game_id == gid][1:] == sealed
-    assert store.read_for_fold(gid, after=1).clock == clock
+    assert _fold(store, gid, after=1).clock == clock
 
 
 def _digests(e) -> tuple[str, ...]:

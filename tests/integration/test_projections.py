@@ -118,17 +118,18 @@ def test_a_game_written_by_someone_else_meanwhile_is_caught_up_again_alone(clien
     games = [new_game() for _ in range(3)]
     for g in games:
         _advance(client, g, 2, random.Random(10))
-    read = ctx.store.read_for_fold_many
+    read = ctx.store.read_for_fold
     raced = []
 
     def racing_read(afters):
         if not raced:  # another worker projects the first game meanwhile
-            raced.append(project_game(ctx.redis, ctx.store, games[0]["id"]))
+            raced.append(games[0]["id"])
+            project_game(ctx.redis, ctx.store, games[0]["id"])
         return read(afters)
 
     alone = []
     one_by_one = runner.catch_up
-    monkeypatch.setattr(ctx.store, "read_for_fold_many", racing_read)
+    monkeypatch.setattr(ctx.store, "read_for_fold", racing_read)
     monkeypatch.setattr(
         runner, "catch_up", lambda r, store, gid, *a, **kw: alone.append(gid) or one_by_one(r, store, gid, *a, **kw)
     )
