@@ -18,12 +18,13 @@ once it has been unwanted at two safety re-reads in a row (2-4 s), so a game
 waited on again a moment later costs no new subscription.
 
 A request that waits registers on its game's *cell* and sleeps on the cell's
-condition; a message for the game raises the cell's version and wakes its
-waiters.  Nothing polls PostgreSQL or Redis per waiter: the only timer is a
-safety re-read of the watched games' versions, all in one pipelined round
-trip every ``SAFETY_SECONDS``, which also heals any message lost while the
-pub/sub connection was away (it is re-read in full on every reconnect too)
-and notices a read model that vanished (Redis flushed).
+event; a message for the game raises the cell's version and sets the event
+(replacing it by a fresh one), which wakes its waiters. Nothing polls
+PostgreSQL or Redis per waiter: the only timer is a safety re-read of the
+watched games' versions, all in one pipelined round trip every
+``SAFETY_SECONDS``, which also heals any message lost while the pub/sub
+connection was away (it is re-read in full on every reconnect too) and notices
+a read model that vanished (Redis flushed).
 
 Under gunicorn's gevent worker (``make run``, ``compose.yaml``) every thread
 and lock here is a greenlet and a cooperative lock, so a waiting request costs
@@ -91,23 +92,29 @@ class _Cell:
         "board_watchers",
         "boards",
         "built",
-        "cond",
+        "changed",
+        "chunks",
         "lines",
+        "lock",
         "locks",
         "positions",
         "queues",
         "subscribed",
-        "ticks",
         "version",
         "watchers",
     )
 
     def __init__(self) -> None:
-        self.cond = threading.Condition()
+        #: Guards what the listener and the waiters share (boards, queues, positions).
+        self.lock = threading.Lock()
         #: Newest version heard of (published, re-read or fetched); 0: unknown.
         self.version = 0
-        #: Bumped by every message, resync and shutdown: a waiter wakes on a change.
-        self.ticks = 0
+        #: Set, and replaced by a fresh one, by every message, resync and
+        #: shutdown: a waiter holds the one current when it last looked and
+        #: wakes when it is set.  One event per change wakes every waiter in
+        #: one step (a condition variable costs each waiter a lock of its own
+        #: and a re-acquire per change).
+        self.changed = threading.Event()
         self.watchers = 0
         #: key -> (version, value): the last :meth:`Hub.fetch` result per key.
         self.lines: dict[Any, tuple[int, Any]] = {}
@@ -122,6 +129,8 @@ class _Cell:
         self.boards: deque[tuple[int, dict[str, bytes]]] = deque()
         #: version -> key -> value: each board shaped once per kind of viewer.
         self.built: dict[int, dict[Any, Any]] = {}
+        #: (key, after) -> what :meth:`Hub.chunk_after` joined, until the next board.
+        self.chunks: dict[Any, Any] = {}
         #: id(watch) -> the last version that stream sent.
         self.positions: dict[int, int] = {}
 
@@ -132,7 +141,7 @@ class Watch:
     def __init__(self, hub: Hub, cell: _Cell) -> None:
         self.hub = hub
         self.cell = cell
-        self._seen = cell.ticks
+        self._changed = cell.changed
 
     @property
     def version(self) -> int:
@@ -143,11 +152,12 @@ class Watch:
         """Sleep until something happened on the cell since the last wait (or
         since registering), the hub shuts down, or ``timeout`` seconds pass.
         True if woken.  The caller re-reads what it waits for afterwards."""
-        cell = self.cell
-        with cell.cond:
-            woken = cell.cond.wait_for(lambda: cell.ticks != self._seen or self.hub.closing, max(0.0, timeout))
-            self._seen = cell.ticks
-        return bool(woken)
+        changed = self._changed
+        if not self.hub.closing:
+            changed.wait(max(0.0, timeout))
+        # Taken after waking: whatever changes from here on sets this one.
+        self._changed = self.cell.changed
+        return changed.is_set() or self.hub.closing
 
 
 class Hub:
@@ -209,7 +219,7 @@ class Hub:
                     self._changed()
                 if publish.board_channel(game_id) in self._confirmed:
                     cell.subscribed.set()
-            with cell.cond:
+            with cell.lock:
                 # Until its first line, a stream may need any board heard (only
                 # BOARD_HISTORY bounds what is kept for it).
                 cell.positions[id(watch)] = 0
@@ -225,11 +235,12 @@ class Hub:
                     if cell.board_watchers == 0:
                         self._boards_wanted.discard(game_id)
                         self._changed()
-                with cell.cond:
+                with cell.lock:
                     cell.positions.pop(id(watch), None)
                     if cell.board_watchers == 0:
                         cell.boards.clear()
                         cell.built.clear()
+                        cell.chunks.clear()
             self._leave(self._games, game_id, cell)
 
     @contextlib.contextmanager
@@ -240,7 +251,7 @@ class Hub:
         key = handle.lower()
         cell = self._enter(self._accounts, key)
         queue: deque[Any] = deque(maxlen=ACCOUNT_BACKLOG)
-        with cell.cond:
+        with cell.lock:
             cell.queues.append(queue)
         with self._lock:
             if publish.account_channel(key) in self._confirmed:
@@ -250,7 +261,7 @@ class Hub:
             cell.subscribed.wait(SUBSCRIBE_WAIT_SECONDS)
             yield Watch(self, cell), queue
         finally:
-            with cell.cond:
+            with cell.lock:
                 cell.queues.remove(queue)
             self._leave(self._accounts, key, cell)
 
@@ -329,7 +340,7 @@ class Hub:
         viewer) and handed to every follower asking with that key.  Empty when
         none was heard (the caller then reads the newest board itself)."""
         cell = watch.cell
-        with cell.cond:
+        with cell.lock:
             heard = [(v, fields) for v, fields in cell.boards if v > after]
         out = []
         for version, fields in heard:
@@ -344,12 +355,12 @@ class Hub:
         are let go when the next board arrives (trimming here, per follower
         and per change, would cost each change the square of its followers)."""
         cell = watch.cell
-        with cell.cond:
+        with cell.lock:
             cell.positions[id(watch)] = version
 
     @staticmethod
     def _trim(cell: _Cell) -> None:
-        # Called with cell.cond held, once per board heard.
+        # Called with cell.lock held, once per board heard.
         slowest = min(cell.positions.values()) if cell.positions else None
         while cell.boards and (
             len(cell.boards) > BOARD_HISTORY or (slowest is not None and cell.boards[0][0] <= slowest)
@@ -381,11 +392,11 @@ class Hub:
 
     @staticmethod
     def _bump(cell: _Cell, version: int | None = None, reset: bool = False) -> None:
-        with cell.cond:
-            if version is not None:
-                cell.version = version if reset else max(cell.version, version)
-            cell.ticks += 1
-            cell.cond.notify_all()
+        if version is not None:
+            cell.version = version if reset else max(cell.version, version)
+        # What changed is in place before the waiters are woken.
+        woken, cell.changed = cell.changed, threading.Event()
+        woken.set()
 
     def _run(self) -> None:
         pause = 0.1
@@ -524,13 +535,12 @@ class Hub:
             if cell is not None and cell.board_watchers > 0:
                 fields = publish.parse_board(message["data"])
                 version = int(fields["version"])
-                with cell.cond:
+                with cell.lock:
                     if not cell.boards or version > cell.boards[-1][0]:
                         cell.boards.append((version, fields))
+                        cell.chunks.clear()
                         self._trim(cell)
-                    cell.version = max(cell.version, version)
-                    cell.ticks += 1
-                    cell.cond.notify_all()
+                self._bump(cell, version)
             return
         game = publish.game_of(channel)
         if game is not None:
@@ -545,11 +555,10 @@ class Hub:
         account = publish.account_of(channel)
         cell = self._accounts.get(account) if account is not None else None
         if cell is not None:
-            with cell.cond:
+            with cell.lock:
                 for queue in cell.queues:
                     queue.append(message["data"])
-                cell.ticks += 1
-                cell.cond.notify_all()
+            self._bump(cell)
 
     def _resync(self, reset: bool) -> None:
         """Re-read every watched game's version in one round trip; wake the
