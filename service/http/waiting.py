@@ -83,6 +83,8 @@ _TICK_SECONDS = 0.02
 T = TypeVar("T")
 
 _HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
+#: What :meth:`Hub.chunk_after` keeps when nothing was heard (None is a value).
+_NONE = object()
 
 
 class _Cell:
@@ -240,7 +242,7 @@ class Hub:
                     if cell.board_watchers == 0:
                         cell.boards.clear()
                         cell.built.clear()
-                        cell.chunks.clear()
+                        cell.chunks = {}
             self._leave(self._games, game_id, cell)
 
     @contextlib.contextmanager
@@ -349,6 +351,36 @@ class Hub:
                 shaped[key] = shape(fields)
             out.append((version, shaped[key]))
         return out
+
+    def chunk_after(
+        self,
+        watch: Watch,
+        key: Any,
+        after: int,
+        shape: Callable[[dict[str, bytes]], tuple[bytes, bool]],
+        finish: Callable[[int], bytes],
+    ) -> tuple[int, bytes, bool] | None:
+        """What a game stream sends after version ``after``: the boards heard
+        since, each shaped and framed by ``shape`` (``(line, finished)``, once
+        per version and ``key``), joined into one write that stops at a
+        finished board with ``finish(version)`` after it; as ``(last version,
+        bytes, finished)``, or None when none was heard.  Joined once per
+        ``(key, after)`` until the next board: the followers of one kind at one
+        place (most of them, most of the time) are handed the same bytes."""
+        chunks = watch.cell.chunks  # replaced, not cleared, by the next board
+        got = chunks.get((key, after), _NONE)
+        if got is not _NONE:
+            return got
+        parts, last, finished = [], after, False
+        for version, (line, finished) in self.boards_after(watch, key, after, shape):
+            parts.append(line)
+            last = version
+            if finished:
+                parts.append(finish(version))
+                break
+        got = (last, b"".join(parts), finished) if parts else None
+        chunks[(key, after)] = got
+        return got
 
     def sent(self, watch: Watch, version: int) -> None:
         """A game stream sent ``version``: boards up to the slowest stream's
@@ -538,7 +570,8 @@ class Hub:
                 with cell.lock:
                     if not cell.boards or version > cell.boards[-1][0]:
                         cell.boards.append((version, fields))
-                        cell.chunks.clear()
+                        # A new dict: a join under way stores into the old one.
+                        cell.chunks = {}
                         self._trim(cell)
                 self._bump(cell, version)
             return
