@@ -663,25 +663,36 @@ def shutdown_all() -> None:
         hub.shutdown()
 
 
+#: How often :func:`wait_until` looks again at a read model that nothing
+#: announces (``game_id`` None: a tournament's), in seconds.
+POLL_SECONDS = 0.05
+
+
 def wait_until(
-    hub: Hub,
-    game_id: str,
+    hub: Hub | None,
+    game_id: str | None,
     read: Callable[[], T],
     done: Callable[[T], bool],
     timeout: float,
     on_wake: Callable[[T], None] | None = None,
 ) -> T:
-    """``read()`` until ``done(value)`` or ``timeout`` seconds, sleeping on
-    ``game_id``'s announcements in between (never polling).  Returns the last
-    value read.  ``on_wake(value)`` runs after each re-read that is not done."""
+    """The one wait for a read model: ``read()`` until ``done(value)`` or
+    ``timeout`` seconds, and return the last value read.  A game's
+    (``game_id``) sleeps on its announcements in between, never polling; a
+    read model that nothing announces (``game_id`` None) is looked at again
+    every ``POLL_SECONDS``.  ``on_wake(value)`` runs after each re-read that
+    is not done."""
     deadline = time.monotonic() + timeout
-    with hub.watch(game_id) as watch:
+    with hub.watch(game_id) if hub is not None and game_id is not None else contextlib.nullcontext() as watch:
         value = read()
-        while not done(value) and not hub.closing:
+        while not done(value) and not (hub is not None and hub.closing):
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            watch.wait(left)
+            if watch is not None:
+                watch.wait(left)
+            else:
+                time.sleep(min(POLL_SECONDS, left))
             value = read()
             if on_wake is not None and not done(value):
                 on_wake(value)

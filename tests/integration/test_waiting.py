@@ -365,3 +365,13 @@ def test_followers_at_one_place_share_one_joined_write(hub, r):
             one.wait(1)
         assert hub.chunk_after(two, "k", 3, shape, finish) == (4, b'{"at":4}\nend 4\n', True)
         assert hub.chunk_after(one, "k", 1, shape, finish) == (4, b'{"at":2}\n{"at":3}\n{"at":4}\nend 4\n', True)
+
+
+def test_wait_until_looks_again_at_a_read_model_nothing_announces():
+    """A tournament's read model has no announcement: the same wait reads it
+    again every POLL_SECONDS, bounded by its timeout."""
+    reads = iter([None, None, "here"])
+    assert wait_until(None, None, lambda: next(reads), lambda v: v is not None, timeout=5) == "here"
+    started = time.monotonic()
+    assert wait_until(None, None, lambda: None, lambda v: v is not None, timeout=0.2) is None
+    assert 0.2 <= time.monotonic() - started < 2
