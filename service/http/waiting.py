@@ -92,7 +92,6 @@ class _Cell:
 
     __slots__ = (
         "board_watchers",
-        "boarded",
         "boards",
         "built",
         "changed",
@@ -126,9 +125,6 @@ class _Cell:
         self.queues: list[deque[Any]] = []
         #: Game streams following this game in this process (board channel subscribed while > 0).
         self.board_watchers = 0
-        #: The newest version whose board message woke the waiters: its
-        #: announcement on the game channel, which follows it, wakes no one again.
-        self.boarded = 0
         #: Set once the game's board channel is subscribed.
         self.subscribed = threading.Event()
         #: (version, fields) of the boards heard, oldest first, newer than the slowest follower.
@@ -247,7 +243,6 @@ class Hub:
                         cell.boards.clear()
                         cell.built.clear()
                         cell.chunks = {}
-                        cell.boarded = 0
             self._leave(self._games, game_id, cell)
 
     @contextlib.contextmanager
@@ -431,8 +426,6 @@ class Hub:
     def _bump(cell: _Cell, version: int | None = None, reset: bool = False) -> None:
         if version is not None:
             cell.version = version if reset else max(cell.version, version)
-        if reset:
-            cell.boarded = 0  # versions may start again from below (Redis restarted empty)
         # What changed is in place before the waiters are woken.
         woken, cell.changed = cell.changed, threading.Event()
         woken.set()
@@ -580,7 +573,6 @@ class Hub:
                         # A new dict: a join under way stores into the old one.
                         cell.chunks = {}
                         self._trim(cell)
-                    cell.boarded = max(cell.boarded, version)
                 self._bump(cell, version)
             return
         game = publish.game_of(channel)
@@ -591,10 +583,6 @@ class Hub:
                     version = int(message["data"])
                 except (TypeError, ValueError):
                     version = None
-                if version is not None and version <= cell.boarded:
-                    # A streamed game's write: its board message (published
-                    # first, in the same MULTI) woke every waiter already.
-                    return
                 self._bump(cell, version)
             return
         account = publish.account_of(channel)
