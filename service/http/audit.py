@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -282,32 +281,33 @@ def events_feed(args: dict[str, Any], game_id: Any) -> Response:
     hub = waiting.hub()
     ping = svc.settings.stream_ping_seconds
 
-    def end(reason: str, last: int) -> str:
+    def end(reason: str) -> bytes:
+        if reason == "idle":
+            return b""  # a feed that idles just ends: resume with ?after=
         # A line without "seq": where to resume (?after=, or the SSE id already sent).
-        line = {"type": "end", "reason": reason, "after": last}
-        return f"event: end\ndata: {_ndjson(line)}\n" if sse else _ndjson(line)
+        line = _ndjson({"type": "end", "reason": reason, "after": last}).encode()
+        return b"event: end\ndata: " + line + b"\n" if sse else line
 
-    def follow() -> Iterator[str]:
-        last = after
-        started = time.monotonic()
-        idle_until = started + idle
-        next_ping = started + ping
-        finished = finished_before
-        # SSE: how soon to reconnect, in the first event's block (or alone, if
-        # nothing is sent at once).
-        retry = f"retry: {streams.SSE_RETRY_MS}\n" if sse else ""
+    last = after
+    finished = finished_before
+    fresh = True
+    # SSE: how soon to reconnect, in the first event's block (or alone, if
+    # nothing is sent at once).
+    retry = f"retry: {streams.SSE_RETRY_MS}\n".encode() if sse else b""
+
+    def follow() -> Iterator[bytes]:
         # Woken by the projection's announcement of the game (service/http/waiting.py),
-        # then one PostgreSQL read shared by the followers at the same place.
+        # then one PostgreSQL read shared by the followers at the same place; sent
+        # by the loop every live response shares (streams.deliver).
         with hub.watch(gid) as watch:
-            fresh = True
-            while True:
-                if hub.closing:
-                    yield end("shutdown", last)
-                    return
+
+            def step() -> tuple[bytes, bool]:
+                nonlocal last, finished, fresh, retry
                 events: list = []
                 if fresh or watch.version > last:
                     fresh = False
                     events, rendered = _events_after(hub, watch, store, gid, last)
+                out = b""
                 if events:
                     finished = finished or reading.is_finished(events)
                     # Shaped once per kind of viewer and place, and sent in one write,
@@ -315,44 +315,39 @@ def events_feed(args: dict[str, Any], game_id: Any) -> Response:
                     key = (viewer, finished, sse, last)
                     text = rendered.get(key)
                     if text is None:
-                        text = rendered.setdefault(key, "".join(lines(events, finished)))
-                    yield retry + text
-                    retry = ""
+                        text = rendered.setdefault(key, "".join(lines(events, finished)).encode())
+                    out, retry = retry + text, b""
                     last = events[-1].seq
-                    idle_until = time.monotonic() + idle
-                if finished:
-                    # GameFinished was the last line, and is the closing event:
-                    # the game is over (a client closes on it), and an
-                    # EventSource that reconnects anyway is answered 204 (stop).
-                    return
-                if retry:
-                    yield retry + "\n"
-                    retry = ""
-                now = time.monotonic()
-                if now >= idle_until:
-                    return
-                if now - started >= MAX_FOLLOW_SECONDS:
-                    yield end("max_duration", last)
-                    return
-                if now >= next_ping:
-                    if sse:
-                        yield ": waiting\n\n"
-                    slots.renew()
-                    next_ping = now + ping
-                watch.wait(min(idle_until, next_ping, started + MAX_FOLLOW_SECONDS) - now)
+                elif retry and not finished:
+                    out, retry = retry + b"\n", b""
+                # GameFinished was the last line, and is the closing event: the
+                # game is over (a client closes on it), and an EventSource that
+                # reconnects anyway is answered 204 (stop).
+                return out, finished
+
+            yield from streams.deliver(
+                watch,
+                step,
+                end,
+                slots,
+                ping=b": waiting\n\n" if sse else b"",
+                ping_seconds=ping,
+                idle_seconds=idle,
+                max_seconds=MAX_FOLLOW_SECONDS,
+            )
 
     return streams.streaming(follow(), sse, slots)
 
 
 def _events_after(
     hub: waiting.Hub, watch: waiting.Watch, store: EventStore, gid: str, last: int
-) -> tuple[list, dict[Any, str]]:
+) -> tuple[list, dict[Any, bytes]]:
     """The game's events after ``last``, from one read shared by every
     follower of the game in this process that is at (or past) the same place,
     and that read's lines as each kind of viewer was sent them (filled by the
     followers: the first of a kind shapes them, the rest reuse them)."""
 
-    def read() -> tuple[int, tuple[int, list, dict[Any, str]]]:
+    def read() -> tuple[int, tuple[int, list, dict[Any, bytes]]]:
         events = store.read(gid, after=last)
         return (events[-1].seq if events else last), (last, events, {})
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import math
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -250,33 +251,37 @@ StreamLine = Schema.from_dict(_line_fields(), name="StreamLine")
 
 
 def board_reader(
-    gid: str, viewer: Any
+    gid: str, viewer: Any, is_sse: bool = False
 ) -> tuple[
     Any,
     Callable[[redis.Redis], tuple[int, tuple[bytes, bool]] | None],
     Callable[[dict[str, bytes]], tuple[bytes, bool]],
 ]:
-    """(cache key, read, shape) of ``viewer``'s board line: ``read`` is one
-    ``HMGET`` (the board and the legal list of one version) of the newest
-    board; ``shape`` makes the line of a version's fields as the board channel
-    carried them (``Hub.boards_after``).  Both shape it exactly as ``GET``
-    does."""
+    """(cache key, read, shape) of ``viewer``'s board line, framed as sent
+    (NDJSON, or an SSE event with ``is_sse``): ``read`` is one ``HMGET`` (the
+    board and the legal list of one version) of the newest board; ``shape``
+    makes the line of a version's fields as the board channel carried them
+    (``Hub.boards_after``).  Both shape it exactly as ``GET`` does.  The key
+    names the kind of viewer and the framing: a line is made once per key and
+    version, and every follower of that key is handed the same bytes."""
     seat = viewer if isinstance(viewer, int) and viewer != ADMIN else None
     names = games.board_names(viewer) + ([f"legal:{seat}"] if seat is not None else [])
     names = ["version", *(n for n in names if n != "version")]
-    key = ("board", names[-1])
+    key = ("board", names[-1], is_sse)
 
     def shape(model: dict[str, Any]) -> tuple[bytes, bool]:
         # "type" and "version" lead the line, so a client that only tracks
         # versions reads them without parsing the board (docs/API.md, "Streams").
+        version = int(model["version"])
         line = {
             "type": "board",
-            "version": int(model["version"]),
+            "version": version,
             **_GAME_OUT.dump(games.board_body(gid, viewer, model)),
         }
         if seat is not None:
             line["legal"] = json.loads(model.get(f"legal:{seat}") or b"[]")
-        return ndjson(line), line["status"] == "finished"
+        data = ndjson(line)
+        return (sse("board", data, version) if is_sse else data), line["status"] == "finished"
 
     def read(r: redis.Redis) -> tuple[int, tuple[bytes, bool]] | None:
         values = r.hmget(keys.game(gid), names)
@@ -285,6 +290,52 @@ def board_reader(
         return int(values[0]), shape(dict(zip(names, values, strict=True)))
 
     return key, read, shape
+
+
+def deliver(
+    watch: waiting.Watch,
+    step: Callable[[], tuple[bytes, bool]],
+    end: Callable[[str], bytes],
+    slots: StreamSlots,
+    ping: bytes,
+    ping_seconds: float,
+    idle_seconds: float,
+    max_seconds: float,
+) -> Iterator[bytes]:
+    """The loop of every live response (game streams, the live events feed,
+    account streams): ``step()`` gives what to send now, already framed and
+    joined into one write, and whether that was the last of it; between steps
+    the follower sleeps on its game's announcements (``watch``).  ``end(reason)``
+    is the closing line of ``shutdown``, ``max_duration`` and ``idle`` (empty:
+    none); ``ping`` is sent every ``ping_seconds`` (empty: none), when the
+    stream's slots are renewed too."""
+    hub = watch.hub
+    started = changed = time.monotonic()
+    next_ping = started + ping_seconds
+    while True:
+        data, finished = step()
+        if data:
+            yield data
+            changed = time.monotonic()
+        if finished:
+            return
+        if hub.closing:
+            yield end("shutdown")
+            return
+        now = time.monotonic()
+        if now - started >= max_seconds:
+            yield end("max_duration")
+            return
+        if now - changed >= idle_seconds:
+            if line := end("idle"):
+                yield line
+            return
+        if now >= next_ping:
+            if ping:
+                yield ping
+            slots.renew()
+            next_ping = now + ping_seconds
+        watch.wait(min(next_ping, started + max_seconds, changed + idle_seconds) - now)
 
 
 @blp.route("/games/<uuid:game_id>/stream", methods=["GET"])
@@ -326,17 +377,58 @@ def game_stream(game_id: Any) -> Response:
         return Response(status=204)
     slots = open_slots()
     r = svc.redis
-    cache_key, read, shape = board_reader(gid, viewer)
-
-    def frame_board(version: int, data: bytes) -> bytes:
-        return sse("board", data, version) if is_sse else data
+    cache_key, read, shape = board_reader(gid, viewer, is_sse)
 
     def frame(kind: str, obj: dict[str, Any]) -> bytes:
         return sse(kind, ndjson(obj)) if is_sse else ndjson(obj)
 
+    def finish(version: int) -> bytes:
+        return frame("end", {"type": "end", "reason": "finished", "version": version})
+
     def body() -> Iterator[bytes]:
         last = resumed if resumed is not None else 0
         sent_any = resumed is not None
+        fresh = True
+        asked = False
+
+        def step() -> tuple[bytes, bool]:
+            nonlocal last, sent_any, fresh, asked
+            if sent_any and watch.version < last:
+                # The read model vanished or went back (Redis flushed or
+                # restarted empty): ask for it once; its announcement wakes us.
+                if not asked:
+                    with contextlib.suppress(redis.RedisError):
+                        svc.catch_up(gid)
+                asked = True
+            else:
+                asked = False
+            out = b""
+            if sent_any and watch.version > last:
+                # Every version heard since the last line, in order, from the
+                # board channel (not only the newest: the hash has it), joined
+                # once for every follower of this kind at this place.
+                got = hub.chunk_after(watch, cache_key, last, shape, finish)
+                if got is not None:
+                    last, out, finished = got
+                    hub.sent(watch, last)
+                    if finished:
+                        return out, True
+            if fresh or watch.version > last:
+                # The first line, or versions the board channel did not bring
+                # (heard while it was away, or more than the hub keeps): the
+                # newest board, from the hash.
+                fresh = False
+                try:
+                    got = hub.fetch(watch, cache_key, lambda: read(r))
+                except redis.RedisError:
+                    got = None  # Redis away: the next announcement or safety re-read retries
+                if got is not None and (got[0] > last or not sent_any):
+                    version, (data, finished) = got
+                    last, sent_any = version, True
+                    hub.sent(watch, last)
+                    return out + data + (finish(last) if finished else b""), finished
+            return out, False
+
         if is_sse:
             yield sse_retry()
         with hub.watch(gid, boards=True) as watch:
@@ -350,74 +442,18 @@ def game_stream(game_id: Any) -> Response:
                 if newest is not None and newest[0] > last:
                     for version, (data, _) in resume.boards_between(svc.store, gid, last, newest[0], shape):
                         if version < newest[0]:
-                            yield frame_board(version, data)
+                            yield data
                             last = version
-            started = changed = time.monotonic()
-            next_ping = started + settings.stream_ping_seconds
-            fresh = True
-            asked = False
-            while True:
-                if hub.closing:
-                    yield frame("end", {"type": "end", "reason": "shutdown", "version": last})
-                    return
-                if sent_any and watch.version < last:
-                    # The read model vanished or went back (Redis flushed or
-                    # restarted empty): ask for it once; its announcement wakes us.
-                    if not asked:
-                        with contextlib.suppress(redis.RedisError):
-                            svc.catch_up(gid)
-                    asked = True
-                else:
-                    asked = False
-                if sent_any and watch.version > last:
-                    # Every version heard since the last line, in order, from
-                    # the board channel (not only the newest: the hash has it),
-                    # in one write: a follower that fell behind catches up with
-                    # one system call, not one per line.
-                    chunk, finished = [], False
-                    for version, (data, finished) in hub.boards_after(watch, cache_key, last, shape):
-                        chunk.append(frame_board(version, data))
-                        last = version
-                        if finished:
-                            chunk.append(frame("end", {"type": "end", "reason": "finished", "version": last}))
-                            break
-                    if chunk:
-                        yield b"".join(chunk)
-                        hub.sent(watch, last)
-                        changed = time.monotonic()
-                        if finished:
-                            return
-                if fresh or watch.version > last:
-                    # The first line, or versions the board channel did not
-                    # bring (heard while it was away, or more than the hub
-                    # keeps): the newest board, from the hash.
-                    fresh = False
-                    try:
-                        got = hub.fetch(watch, cache_key, lambda: read(r))
-                    except redis.RedisError:
-                        got = None  # Redis away: the next announcement or safety re-read retries
-                    if got is not None and (got[0] > last or not sent_any):
-                        version, (data, finished) = got
-                        yield frame_board(version, data)
-                        last, sent_any = version, True
-                        hub.sent(watch, last)
-                        changed = time.monotonic()
-                        if finished:
-                            yield frame("end", {"type": "end", "reason": "finished", "version": last})
-                            return
-                now = time.monotonic()
-                if now - started >= settings.stream_max_seconds:
-                    yield frame("end", {"type": "end", "reason": "max_duration", "version": last})
-                    return
-                if now - changed >= settings.stream_idle_seconds:
-                    yield frame("end", {"type": "end", "reason": "idle", "version": last})
-                    return
-                if now >= next_ping:
-                    yield frame("ping", {"type": "ping"})
-                    slots.renew()
-                    next_ping = now + settings.stream_ping_seconds
-                until = min(next_ping, started + settings.stream_max_seconds, changed + settings.stream_idle_seconds)
-                watch.wait(until - time.monotonic())
+            yield from deliver(
+                watch,
+                step,
+                lambda reason: frame("end", {"type": "end", "reason": reason, "version": last}),
+                slots,
+                ping=frame("ping", {"type": "ping"}),
+                ping_seconds=settings.stream_ping_seconds,
+                idle_seconds=settings.stream_idle_seconds,
+                max_seconds=settings.stream_max_seconds,
+            )
 
     return streaming(body(), is_sse, slots)
 
@@ -518,27 +554,27 @@ def account_stream() -> Response:
             yield sse_retry()
         # Registered before the catch-up read: nothing falls in between.
         with hub.follow_account(handle) as (watch, queue):
+
+            def step() -> tuple[bytes, bool]:
+                lines = []
+                while queue:
+                    lines.append(frame(queue.popleft()))
+                return b"".join(lines), False
+
             with contextlib.suppress(redis.RedisError):
                 for line in _turns_now(r, handle):
                     yield frame(line)
             for line in _invitations_now(invitations, account):
                 yield frame(line)
-            started = time.monotonic()
-            next_ping = started + settings.stream_ping_seconds
-            while True:
-                while queue:
-                    yield frame(queue.popleft())
-                if hub.closing:
-                    yield frame({"type": "end", "reason": "shutdown"})
-                    return
-                now = time.monotonic()
-                if now - started >= settings.stream_max_seconds:
-                    yield frame({"type": "end", "reason": "max_duration"})
-                    return
-                if now >= next_ping:
-                    yield frame({"type": "ping"})
-                    slots.renew()
-                    next_ping = now + settings.stream_ping_seconds
-                watch.wait(min(next_ping, started + settings.stream_max_seconds) - time.monotonic())
+            yield from deliver(
+                watch,
+                step,
+                lambda reason: frame({"type": "end", "reason": reason}),
+                slots,
+                ping=frame({"type": "ping"}),
+                ping_seconds=settings.stream_ping_seconds,
+                idle_seconds=math.inf,
+                max_seconds=settings.stream_max_seconds,
+            )
 
     return streaming(body(), is_sse, slots)

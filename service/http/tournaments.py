@@ -11,7 +11,6 @@ player's key registers itself with ``{}``.  Every refusal of
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from flask import Response
@@ -35,7 +34,7 @@ from service.audit import tournament_bundle
 from service.audit.tournament_audit import audit_tournament
 from service.domain import identity
 from service.games import registry
-from service.http import limits
+from service.http import limits, waiting
 from service.http.common import principal, require_account, require_admin, services
 from service.http.errors import ApiError, unavailable
 from service.http.invitations import announce_invitation
@@ -49,8 +48,6 @@ from service.tournaments.commands import (
     WithdrawPlayer,
 )
 
-#: How often a read waiting for a missing read model looks again (seconds).
-_POLL = 0.05
 _NOT_YOURS = "Only the organiser of this tournament (or the operator) may do this."
 _ONLY_ITSELF = "A player may withdraw only itself."
 
@@ -101,11 +98,15 @@ def _read(tournament_id: str, field: str) -> Any:
     if svc.tournaments.store.record(tournament_id) is None:
         raise not_found()
     svc.components.tournament_nudge(tournament_id, [])
-    deadline = time.monotonic() + svc.settings.max_wait_seconds
-    while (found := view.read(svc.redis, tournament_id, field)) is None:
-        if time.monotonic() > deadline:
-            raise unavailable("read_model", "the tournament's read model is being built")
-        time.sleep(_POLL)
+    found = waiting.wait_until(
+        None,
+        None,
+        lambda: view.read(svc.redis, tournament_id, field),
+        lambda got: got is not None,
+        svc.settings.max_wait_seconds,
+    )
+    if found is None:
+        raise unavailable("read_model", "the tournament's read model is being built")
     return found
 
 

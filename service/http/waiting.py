@@ -18,12 +18,13 @@ once it has been unwanted at two safety re-reads in a row (2-4 s), so a game
 waited on again a moment later costs no new subscription.
 
 A request that waits registers on its game's *cell* and sleeps on the cell's
-condition; a message for the game raises the cell's version and wakes its
-waiters.  Nothing polls PostgreSQL or Redis per waiter: the only timer is a
-safety re-read of the watched games' versions, all in one pipelined round
-trip every ``SAFETY_SECONDS``, which also heals any message lost while the
-pub/sub connection was away (it is re-read in full on every reconnect too)
-and notices a read model that vanished (Redis flushed).
+event; a message for the game raises the cell's version and sets the event
+(replacing it by a fresh one), which wakes its waiters. Nothing polls
+PostgreSQL or Redis per waiter: the only timer is a safety re-read of the
+watched games' versions, all in one pipelined round trip every
+``SAFETY_SECONDS``, which also heals any message lost while the pub/sub
+connection was away (it is re-read in full on every reconnect too) and notices
+a read model that vanished (Redis flushed).
 
 Under gunicorn's gevent worker (``make run``, ``compose.yaml``) every thread
 and lock here is a greenlet and a cooperative lock, so a waiting request costs
@@ -82,6 +83,8 @@ _TICK_SECONDS = 0.02
 T = TypeVar("T")
 
 _HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
+#: What :meth:`Hub.chunk_after` keeps when nothing was heard (None is a value).
+_NONE = object()
 
 
 class _Cell:
@@ -91,23 +94,29 @@ class _Cell:
         "board_watchers",
         "boards",
         "built",
-        "cond",
+        "changed",
+        "chunks",
         "lines",
+        "lock",
         "locks",
         "positions",
         "queues",
         "subscribed",
-        "ticks",
         "version",
         "watchers",
     )
 
     def __init__(self) -> None:
-        self.cond = threading.Condition()
+        #: Guards what the listener and the waiters share (boards, queues, positions).
+        self.lock = threading.Lock()
         #: Newest version heard of (published, re-read or fetched); 0: unknown.
         self.version = 0
-        #: Bumped by every message, resync and shutdown: a waiter wakes on a change.
-        self.ticks = 0
+        #: Set, and replaced by a fresh one, by every message, resync and
+        #: shutdown: a waiter holds the one current when it last looked and
+        #: wakes when it is set.  One event per change wakes every waiter in
+        #: one step (a condition variable costs each waiter a lock of its own
+        #: and a re-acquire per change).
+        self.changed = threading.Event()
         self.watchers = 0
         #: key -> (version, value): the last :meth:`Hub.fetch` result per key.
         self.lines: dict[Any, tuple[int, Any]] = {}
@@ -122,6 +131,8 @@ class _Cell:
         self.boards: deque[tuple[int, dict[str, bytes]]] = deque()
         #: version -> key -> value: each board shaped once per kind of viewer.
         self.built: dict[int, dict[Any, Any]] = {}
+        #: (key, after) -> what :meth:`Hub.chunk_after` joined, until the next board.
+        self.chunks: dict[Any, Any] = {}
         #: id(watch) -> the last version that stream sent.
         self.positions: dict[int, int] = {}
 
@@ -132,7 +143,7 @@ class Watch:
     def __init__(self, hub: Hub, cell: _Cell) -> None:
         self.hub = hub
         self.cell = cell
-        self._seen = cell.ticks
+        self._changed = cell.changed
 
     @property
     def version(self) -> int:
@@ -143,11 +154,12 @@ class Watch:
         """Sleep until something happened on the cell since the last wait (or
         since registering), the hub shuts down, or ``timeout`` seconds pass.
         True if woken.  The caller re-reads what it waits for afterwards."""
-        cell = self.cell
-        with cell.cond:
-            woken = cell.cond.wait_for(lambda: cell.ticks != self._seen or self.hub.closing, max(0.0, timeout))
-            self._seen = cell.ticks
-        return bool(woken)
+        changed = self._changed
+        if not self.hub.closing:
+            changed.wait(max(0.0, timeout))
+        # Taken after waking: whatever changes from here on sets this one.
+        self._changed = self.cell.changed
+        return changed.is_set() or self.hub.closing
 
 
 class Hub:
@@ -209,7 +221,7 @@ class Hub:
                     self._changed()
                 if publish.board_channel(game_id) in self._confirmed:
                     cell.subscribed.set()
-            with cell.cond:
+            with cell.lock:
                 # Until its first line, a stream may need any board heard (only
                 # BOARD_HISTORY bounds what is kept for it).
                 cell.positions[id(watch)] = 0
@@ -225,11 +237,12 @@ class Hub:
                     if cell.board_watchers == 0:
                         self._boards_wanted.discard(game_id)
                         self._changed()
-                with cell.cond:
+                with cell.lock:
                     cell.positions.pop(id(watch), None)
                     if cell.board_watchers == 0:
                         cell.boards.clear()
                         cell.built.clear()
+                        cell.chunks = {}
             self._leave(self._games, game_id, cell)
 
     @contextlib.contextmanager
@@ -240,7 +253,7 @@ class Hub:
         key = handle.lower()
         cell = self._enter(self._accounts, key)
         queue: deque[Any] = deque(maxlen=ACCOUNT_BACKLOG)
-        with cell.cond:
+        with cell.lock:
             cell.queues.append(queue)
         with self._lock:
             if publish.account_channel(key) in self._confirmed:
@@ -251,7 +264,7 @@ class Hub:
             yield Watch(self, cell), queue
         finally:
             try:
-                with cell.cond:
+                with cell.lock:
                     # By identity: deques compare by content, and two streams of one
                     # account hold equal queues (list.remove would take the other's).
                     cell.queues[:] = [q for q in cell.queues if q is not queue]
@@ -333,7 +346,7 @@ class Hub:
         viewer) and handed to every follower asking with that key.  Empty when
         none was heard (the caller then reads the newest board itself)."""
         cell = watch.cell
-        with cell.cond:
+        with cell.lock:
             heard = [(v, fields) for v, fields in cell.boards if v > after]
         out = []
         for version, fields in heard:
@@ -343,17 +356,47 @@ class Hub:
             out.append((version, shaped[key]))
         return out
 
+    def chunk_after(
+        self,
+        watch: Watch,
+        key: Any,
+        after: int,
+        shape: Callable[[dict[str, bytes]], tuple[bytes, bool]],
+        finish: Callable[[int], bytes],
+    ) -> tuple[int, bytes, bool] | None:
+        """What a game stream sends after version ``after``: the boards heard
+        since, each shaped and framed by ``shape`` (``(line, finished)``, once
+        per version and ``key``), joined into one write that stops at a
+        finished board with ``finish(version)`` after it; as ``(last version,
+        bytes, finished)``, or None when none was heard.  Joined once per
+        ``(key, after)`` until the next board: the followers of one kind at one
+        place (most of them, most of the time) are handed the same bytes."""
+        chunks = watch.cell.chunks  # replaced, not cleared, by the next board
+        got = chunks.get((key, after), _NONE)
+        if got is not _NONE:
+            return got
+        parts, last, finished = [], after, False
+        for version, (line, finished) in self.boards_after(watch, key, after, shape):
+            parts.append(line)
+            last = version
+            if finished:
+                parts.append(finish(version))
+                break
+        got = (last, b"".join(parts), finished) if parts else None
+        chunks[(key, after)] = got
+        return got
+
     def sent(self, watch: Watch, version: int) -> None:
         """A game stream sent ``version``: boards up to the slowest stream's
         are let go when the next board arrives (trimming here, per follower
         and per change, would cost each change the square of its followers)."""
         cell = watch.cell
-        with cell.cond:
+        with cell.lock:
             cell.positions[id(watch)] = version
 
     @staticmethod
     def _trim(cell: _Cell) -> None:
-        # Called with cell.cond held, once per board heard.
+        # Called with cell.lock held, once per board heard.
         slowest = min(cell.positions.values()) if cell.positions else None
         while cell.boards and (
             len(cell.boards) > BOARD_HISTORY or (slowest is not None and cell.boards[0][0] <= slowest)
@@ -385,11 +428,11 @@ class Hub:
 
     @staticmethod
     def _bump(cell: _Cell, version: int | None = None, reset: bool = False) -> None:
-        with cell.cond:
-            if version is not None:
-                cell.version = version if reset else max(cell.version, version)
-            cell.ticks += 1
-            cell.cond.notify_all()
+        if version is not None:
+            cell.version = version if reset else max(cell.version, version)
+        # What changed is in place before the waiters are woken.
+        woken, cell.changed = cell.changed, threading.Event()
+        woken.set()
 
     def _run(self) -> None:
         pause = 0.1
@@ -528,13 +571,13 @@ class Hub:
             if cell is not None and cell.board_watchers > 0:
                 fields = publish.parse_board(message["data"])
                 version = int(fields["version"])
-                with cell.cond:
+                with cell.lock:
                     if not cell.boards or version > cell.boards[-1][0]:
                         cell.boards.append((version, fields))
+                        # A new dict: a join under way stores into the old one.
+                        cell.chunks = {}
                         self._trim(cell)
-                    cell.version = max(cell.version, version)
-                    cell.ticks += 1
-                    cell.cond.notify_all()
+                self._bump(cell, version)
             return
         game = publish.game_of(channel)
         if game is not None:
@@ -549,11 +592,10 @@ class Hub:
         account = publish.account_of(channel)
         cell = self._accounts.get(account) if account is not None else None
         if cell is not None:
-            with cell.cond:
+            with cell.lock:
                 for queue in cell.queues:
                     queue.append(message["data"])
-                cell.ticks += 1
-                cell.cond.notify_all()
+            self._bump(cell)
 
     def _resync(self, reset: bool) -> None:
         """Re-read every watched game's version in one round trip; wake the
@@ -625,25 +667,36 @@ def shutdown_all() -> None:
         hub.shutdown()
 
 
+#: How often :func:`wait_until` looks again at a read model that nothing
+#: announces (``game_id`` None: a tournament's), in seconds.
+POLL_SECONDS = 0.05
+
+
 def wait_until(
-    hub: Hub,
-    game_id: str,
+    hub: Hub | None,
+    game_id: str | None,
     read: Callable[[], T],
     done: Callable[[T], bool],
     timeout: float,
     on_wake: Callable[[T], None] | None = None,
 ) -> T:
-    """``read()`` until ``done(value)`` or ``timeout`` seconds, sleeping on
-    ``game_id``'s announcements in between (never polling).  Returns the last
-    value read.  ``on_wake(value)`` runs after each re-read that is not done."""
+    """The one wait for a read model: ``read()`` until ``done(value)`` or
+    ``timeout`` seconds, and return the last value read.  A game's
+    (``game_id``) sleeps on its announcements in between, never polling; a
+    read model that nothing announces (``game_id`` None) is looked at again
+    every ``POLL_SECONDS``.  ``on_wake(value)`` runs after each re-read that
+    is not done."""
     deadline = time.monotonic() + timeout
-    with hub.watch(game_id) as watch:
+    with hub.watch(game_id) if hub is not None and game_id is not None else contextlib.nullcontext() as watch:
         value = read()
-        while not done(value) and not hub.closing:
+        while not done(value) and not (hub is not None and hub.closing):
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            watch.wait(left)
+            if watch is not None:
+                watch.wait(left)
+            else:
+                time.sleep(min(POLL_SECONDS, left))
             value = read()
             if on_wake is not None and not done(value):
                 on_wake(value)

@@ -355,3 +355,46 @@ def test_a_write_just_before_the_subscription_is_read_once_confirmed(settings, r
             assert time.monotonic() - started < 2
     finally:
         h.shutdown()
+
+
+def test_followers_at_one_place_share_one_joined_write(hub, r):
+    """A game stream's write after a version is joined once per kind of viewer
+    and place, and handed to every follower there; it stops at a finished
+    board with the closing line after it, and the next board makes a new one."""
+    gid = str(uuid.uuid4())
+    shaped: list[int] = []
+
+    def shape(fields: dict[str, bytes]) -> tuple[bytes, bool]:
+        shaped.append(int(fields["version"]))
+        return fields["view:public"] + b"\n", int(fields["version"]) == 4
+
+    def finish(version: int) -> bytes:
+        return b"end %d\n" % version
+
+    with hub.watch(gid, boards=True) as one, hub.watch(gid, boards=True) as two:
+        for v in (2, 3):
+            _write(r, gid, v)
+        deadline = time.monotonic() + 5
+        while one.version < 3 and time.monotonic() < deadline:
+            one.wait(1)
+        first = hub.chunk_after(one, "k", 1, shape, finish)
+        assert first == (3, b'{"at":2}\n{"at":3}\n', False)
+        assert hub.chunk_after(two, "k", 1, shape, finish) is first  # the same bytes, not joined again
+        assert shaped == [2, 3]
+        assert hub.chunk_after(one, "k", 3, shape, finish) is None  # nothing heard after 3
+        for v in (4, 5):
+            _write(r, gid, v)
+        while one.version < 5 and time.monotonic() < deadline:
+            one.wait(1)
+        assert hub.chunk_after(two, "k", 3, shape, finish) == (4, b'{"at":4}\nend 4\n', True)
+        assert hub.chunk_after(one, "k", 1, shape, finish) == (4, b'{"at":2}\n{"at":3}\n{"at":4}\nend 4\n', True)
+
+
+def test_wait_until_looks_again_at_a_read_model_nothing_announces():
+    """A tournament's read model has no announcement: the same wait reads it
+    again every POLL_SECONDS, bounded by its timeout."""
+    reads = iter([None, None, "here"])
+    assert wait_until(None, None, lambda: next(reads), lambda v: v is not None, timeout=5) == "here"
+    started = time.monotonic()
+    assert wait_until(None, None, lambda: None, lambda v: v is not None, timeout=0.2) is None
+    assert 0.2 <= time.monotonic() - started < 2
