@@ -133,7 +133,7 @@ def run(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: float,
         ids = ",".join(g.game_id for g in followed)
         tokens = ",".join(g.tokens[1] for g in followed)
         t0 = time.perf_counter()
-        argv = ["--url", url, "--games", ids, "--tokens", tokens, "--streams", str(FOLLOWERS)]
+        argv = ["--url", url, f"--games={ids}", f"--tokens={tokens}", "--streams", str(FOLLOWERS)]
         followers = _start([*argv, "--seconds", "900", "--out", str(follow_out)], "followers")
         _ready(followers, "followers")
         say(f"  {FOLLOWERS} followers connected over {GAMES} games in {time.perf_counter() - t0:.1f}s")
