@@ -31,6 +31,7 @@ from service.adapters.tournament_store import TournamentStore
 from service.config import Settings
 from service.games import registry
 from service.service_layer.commands import GameService
+from service.service_layer.unit_of_work import UnitOfWork
 from workers.nudge import Nudge, TournamentNudge
 
 #: The projections that read the global feed, in the order a sweep and a
@@ -105,6 +106,12 @@ def game_service(
         default_deadline_s=settings.default_deadline_s,
         max_game_events=settings.max_game_events,
     )
+
+
+def unit_of_work(components: Components) -> UnitOfWork:
+    """One transaction on the components' pool, with its committed hook
+    (``service/service_layer/unit_of_work.py``); use cases take this as their factory."""
+    return UnitOfWork(components.store.pool, components.settings.pool_timeout)
 
 
 def rq_connection(settings: Settings) -> redis.Redis:
