@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from functools import partial
 
 from projections import tournaments as tprojection
 from service import redis_roles
 from service.adapters.eventstore import StoreUnavailable
-from service.bootstrap import game_service
+from service.bootstrap import game_service, unit_of_work
 from service.service_layer.tournament_rounds import RoundRunner
 from service.service_layer.tournaments import TournamentService
 from workers import context, timeouts
@@ -37,7 +38,7 @@ def runner(ctx: context.Context) -> RoundRunner:
             # The API's terms for a new game: a tournament without a clock gets the
             # configured default, and every game the configured length cap.
             games = game_service(ctx, cache_size=timeouts.CACHE_SIZE)
-            _runner = (ctx, RoundRunner(service, games))
+            _runner = (ctx, RoundRunner(service, games, partial(unit_of_work, ctx)))
         return _runner[1]
 
 

@@ -11,6 +11,7 @@ from psycopg_pool import ConnectionPool
 
 from service.adapters.pooled import StoreUnavailable
 from service.bootstrap import unit_of_work
+from service.service_layer.commands import GameService
 from service.service_layer.unit_of_work import UnitOfWork
 
 
@@ -21,6 +22,10 @@ class Refusal(Exception):
 def status_of(conn: psycopg.Connection, xid: int) -> str:
     """What ``conn`` (another connection) knows of transaction ``xid``."""
     return conn.execute("SELECT txid_status(%s)", (xid,)).fetchone()[0]
+
+
+def games_rows(conn: psycopg.Connection, game_id: str) -> int:
+    return conn.execute("SELECT count(*) FROM games WHERE game_id = %s", (game_id,)).fetchone()[0]
 
 
 def test_the_committed_hook_runs_after_the_commit_in_order(ctx, settings):
@@ -80,3 +85,24 @@ def test_a_unit_of_work_is_closed_after_its_commit(ctx):
             uow.conn.execute("SELECT 1")
         with pytest.raises(RuntimeError):
             uow.on_committed(lambda: None)
+
+
+def test_a_game_created_in_a_unit_of_work_is_nudged_after_its_commit_only(ctx, settings):
+    """``GameService.create_game(uow=...)`` joins the unit of work's transaction and
+    nudges through its committed hook: after the commit, when another connection
+    sees the game; never for a game rolled back."""
+    told: list[tuple[str, int]] = []
+    with psycopg.connect(settings.database_url, autocommit=True) as other:
+        games = GameService(ctx.store, nudge=lambda gid: told.append((gid, games_rows(other, gid))))
+        with unit_of_work(ctx) as uow:
+            created = games.create_game("nauticus", ["ann", "bob"], {}, uow=uow)
+            assert told == [] and games_rows(other, created["id"]) == 0
+            assert games_rows(uow.conn, created["id"]) == 1
+            uow.commit()
+        assert told == [(created["id"], 1)]
+
+        told.clear()
+        with pytest.raises(Refusal), unit_of_work(ctx) as uow:
+            dropped = games.create_game("nauticus", ["ann", "bob"], {}, uow=uow)
+            raise Refusal()
+        assert told == [] and games_rows(other, dropped["id"]) == 0
