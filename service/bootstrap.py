@@ -32,7 +32,7 @@ from service.config import Settings
 from service.games import registry
 from service.service_layer.commands import GameService
 from service.service_layer.unit_of_work import UnitOfWork
-from workers.nudge import Nudge, TournamentNudge
+from workers.nudge import Nudge
 
 #: The projections that read the global feed, in the order a sweep and a
 #: rebuild run them (after the per-game boards, which they may read).  The
@@ -49,10 +49,10 @@ class Components:
     #: The read side's Redis (``Settings.read_url``; a ``RedisCluster`` for a cluster URL).
     redis: redis.Redis
     queue: Queue
+    #: The one nudge, told of every commit: a game's, a tournament's (``workers/nudge.py``).
     nudge: Nudge
-    #: Tournament streams (migration 0007) and the jobs a tournament's commit enqueues.
+    #: Tournament streams (migration 0007).
     tournament_store: TournamentStore
-    tournament_nudge: TournamentNudge
     global_projections: tuple[GlobalConsumer, ...] = GLOBAL_PROJECTIONS
     #: The projection worker's last writes (``Settings.projection_cache`` games; its drain
     #: jobs run one at a time in the worker's process, the only user).
@@ -169,7 +169,6 @@ def bootstrap(settings: Settings | None = None) -> Components:
         queue=queue,
         nudge=Nudge(queue_r, queue, settings.projection_shards),
         tournament_store=TournamentStore(pool, settings.pool_timeout),
-        tournament_nudge=TournamentNudge(queue),
         checkpoints=Checkpoints(settings.projection_cache),
         queue_redis=queue_r,
     )

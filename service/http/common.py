@@ -55,7 +55,7 @@ class Services:
 
     def catch_up(self, game_id: str) -> None:
         """Ask the projections to bring a game's read model up to date."""
-        self.components.nudge(game_id)
+        self.games.catch_up(game_id)
 
     @cached_property
     def accounts(self) -> AccountStore:
@@ -69,7 +69,7 @@ class Services:
     def tournaments(self) -> TournamentService:
         """The tournaments' command side; each commit enqueues its projection
         (and, after a pairing, the worker's advance)."""
-        return TournamentService(self.components.tournament_store, self.components.tournament_nudge)
+        return TournamentService(self.components.tournament_store, self.components.nudge.tournament)
 
     @cached_property
     def rounds(self) -> RoundRunner:

@@ -96,7 +96,7 @@ def _read(tournament_id: str, field: str) -> Any:
         return found
     if svc.tournaments.store.record(tournament_id) is None:
         raise not_found()
-    svc.components.tournament_nudge(tournament_id, [])
+    svc.tournaments.catch_up(tournament_id)
     found = waiting.wait_until(
         None,
         None,

@@ -232,6 +232,11 @@ class GameService:
                 self._cache.popitem(last=False)
         return loaded
 
+    def catch_up(self, game_id: str) -> None:
+        """Ask the projections for a game's read model that a read found missing or
+        behind: the nudge a commit of the game sends."""
+        self.nudge(game_id)
+
     def game_of(self, game_id: str) -> str:
         """The kind of game ``game_id`` is (what its intents are parsed as)."""
         return self.load(game_id).record.game
