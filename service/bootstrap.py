@@ -31,7 +31,8 @@ from service.adapters.tournament_store import TournamentStore
 from service.config import Settings
 from service.games import registry
 from service.service_layer.commands import GameService
-from workers.nudge import Nudge, TournamentNudge
+from service.service_layer.unit_of_work import UnitOfWork
+from workers.nudge import Nudge
 
 #: The projections that read the global feed, in the order a sweep and a
 #: rebuild run them (after the per-game boards, which they may read).  The
@@ -48,10 +49,10 @@ class Components:
     #: The read side's Redis (``Settings.read_url``; a ``RedisCluster`` for a cluster URL).
     redis: redis.Redis
     queue: Queue
+    #: The one nudge, told of every commit: a game's, a tournament's (``workers/nudge.py``).
     nudge: Nudge
-    #: Tournament streams (migration 0007) and the jobs a tournament's commit enqueues.
+    #: Tournament streams (migration 0007).
     tournament_store: TournamentStore
-    tournament_nudge: TournamentNudge
     global_projections: tuple[GlobalConsumer, ...] = GLOBAL_PROJECTIONS
     #: The projection worker's last writes (``Settings.projection_cache`` games; its drain
     #: jobs run one at a time in the worker's process, the only user).
@@ -105,6 +106,12 @@ def game_service(
         default_deadline_s=settings.default_deadline_s,
         max_game_events=settings.max_game_events,
     )
+
+
+def unit_of_work(components: Components) -> UnitOfWork:
+    """One transaction on the components' pool, with its committed hook
+    (``service/service_layer/unit_of_work.py``); use cases take this as their factory."""
+    return UnitOfWork(components.store.pool, components.settings.pool_timeout)
 
 
 def rq_connection(settings: Settings) -> redis.Redis:
@@ -162,7 +169,6 @@ def bootstrap(settings: Settings | None = None) -> Components:
         queue=queue,
         nudge=Nudge(queue_r, queue, settings.projection_shards),
         tournament_store=TournamentStore(pool, settings.pool_timeout),
-        tournament_nudge=TournamentNudge(queue),
         checkpoints=Checkpoints(settings.projection_cache),
         queue_redis=queue_r,
     )

@@ -142,7 +142,7 @@ class Actor:
         key = keys.game(game_id)
         info = r.hget(key, "info")  # who sits where never changes for a game
         if info is None:
-            self.ctx.nudge(game_id)
+            self.games.catch_up(game_id)
             raise RuntimeError(f"game {game_id} has no read model yet")  # retried
         seat = identity.account_seat(
             Principal(identity.ACCOUNT, identity.Account("", handle, identity.BOT)),

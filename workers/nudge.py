@@ -1,6 +1,24 @@
-"""The projection nudge: how a commit reaches the worker that projects it.
+"""The nudge: how a commit reaches the worker that projects it, one object for
+games and tournaments (:class:`Nudge`, built once by ``service.bootstrap``).
 
-One protocol, all of it here (keys, TTLs, the two Lua scripts):
+After a commit, the writer calls it with what it committed, one entry point
+per kind: ``nudge(game_id)`` for a game, ``nudge.tournament(tournament_id,
+events)`` for a tournament.  Where the commit is a unit of work's
+(``service.service_layer.unit_of_work``), its committed hook makes that call,
+so nothing is nudged before its commit, nor after a rollback.  A read that
+finds a read model missing calls the same entry point (a tournament with no
+events) to ask for it.
+
+Underneath, the two kinds cost differently, and each keeps its own way:
+
+* a tournament's commits are few (a registration, a start, one per table start
+  and end): each enqueues its own projection job, and an advance job when it
+  paired a round or aborted the tournament (its tables' games are to be created
+  or aborted); a lost job is made up by the worker's sweep;
+* a game's commits are the hot path: the dirty-set protocol below, whose marks
+  go in groups (``workers.coalesce``).
+
+The games' protocol, all of it here (keys, TTLs, the two Lua scripts):
 
 * a commit **marks** its game dirty in its shard's set and, unless that
   shard's drain job is already queued or lingering, flags one ``queued`` and
@@ -22,15 +40,15 @@ The job takes the flag as it *starts*, not after its first drain: a commit
 during that drain would otherwise have found no flag and enqueued one more
 job, and under load one did nearly every time, so jobs alternated instead of
 lingering (``make bench``, lag phase: 58-123 such jobs in a run, each a full
-RQ job cycle that the commits behind it waited for; docs/PERFORMANCE.md, "Lag: the drain job lingers").  The
-API calls one function, :meth:`Nudge.__call__`, after every commit, and the
-query side calls the same one to ask for a missing read model.
+RQ job cycle that the commits behind it waited for; docs/PERFORMANCE.md, "Lag: the drain job lingers").
 """
 
 from __future__ import annotations
 
 import logging
 import zlib
+from collections.abc import Sequence
+from typing import Any
 
 import redis
 from rq import Queue
@@ -56,6 +74,12 @@ LINGER_POLL = 0.05
 
 #: The job a nudge enqueues (by name: the API never imports the worker's jobs).
 DRAIN_JOB = "workers.jobs.drain"
+#: The tournaments' jobs (by name, as the drain job's).
+PROJECT_TOURNAMENT_JOB = "workers.tournaments.project"
+ADVANCE_TOURNAMENT_JOB = "workers.tournaments.advance"
+#: Events after which a tournament's round has tables to start (or, after an abort,
+#: games to abort that the abort's own request did not reach).
+_NEW_ROUND = frozenset({"RoundPaired", "TournamentAborted"})
 
 #: After commits, in one round trip: mark their games (``ARGV[2]``, ...) dirty; if
 #: no drain job is queued or lingering, flag one as queued (for ``ARGV[1]`` seconds)
@@ -110,7 +134,9 @@ def wake(shard: int) -> str:
 
 
 class Nudge:
-    """Both ends of the protocol over one Redis connection and RQ queue."""
+    """The one nudge: the writers' entry points (a game's, a tournament's) and the
+    workers' end (the drain job's, and a tournament's advance), over one Redis
+    connection and RQ queue."""
 
     def __init__(self, r: redis.Redis, queue: Queue, shards: int):
         self.redis = r
@@ -120,7 +146,7 @@ class Nudge:
         self._unlinger = r.register_script(UNLINGER)
         self._coalesced: Coalescer[str] = Coalescer(self._mark_all)
 
-    # -- the API's side -------------------------------------------------------
+    # -- the writers' side -----------------------------------------------------
     def __call__(self, game_id: str) -> None:
         """After a commit (or for a missing read model): mark the game dirty
         and make sure a worker drains its shard.  If Redis is away the intent
@@ -162,7 +188,24 @@ class Nudge:
     def _keys(shard: int) -> list[str]:
         return [dirty(shard), drain_pending(shard), wake(shard)]
 
-    # -- the drain job's side -------------------------------------------------
+    def tournament(self, tournament_id: str, events: Sequence[Any] = ()) -> None:
+        """After a tournament's commit of ``events`` (none: a read found its read
+        model missing): project it, and advance it when a round was just paired
+        or the tournament aborted.  If Redis is away the commit still stands; the
+        worker's sweep advances and projects it later."""
+        try:
+            self.queue.enqueue_call(PROJECT_TOURNAMENT_JOB, args=(tournament_id,), result_ttl=0, failure_ttl=3600)
+            if any(e.type in _NEW_ROUND for e in events):
+                self.advance(tournament_id)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            metrics.ENQUEUE_FAILURES.inc()
+            log.warning("tournament %s not enqueued (%s); the sweep will catch up", tournament_id, exc)
+
+    # -- the workers' side -----------------------------------------------------
+    def advance(self, tournament_id: str) -> None:
+        """Ask for a tournament's advance (the drain saw one of its games end)."""
+        self.queue.enqueue_call(ADVANCE_TOURNAMENT_JOB, args=(tournament_id,), result_ttl=0, failure_ttl=3600)
+
     def take_over(self, shard: int) -> None:
         """A drain job starts: flag the shard ``lingering`` (in place of its own
         ``queued``) before reading the set, so a game marked from now on wakes
@@ -204,33 +247,3 @@ class Nudge:
     def others_waiting(self) -> bool:
         """Another job waits in the queue: this worker is wanted elsewhere."""
         return bool(self.redis.llen(self.queue.key))
-
-
-#: The tournaments' jobs (by name: the API never imports the worker's jobs).
-PROJECT_TOURNAMENT_JOB = "workers.tournaments.project"
-ADVANCE_TOURNAMENT_JOB = "workers.tournaments.advance"
-#: Events after which a tournament's round has tables to start (or, after an abort,
-#: games to abort that the abort's own request did not reach).
-_NEW_ROUND = frozenset({"RoundPaired", "TournamentAborted"})
-
-
-class TournamentNudge:
-    """After a tournament's commit: project it, and advance it when a round was
-    just paired (its tables' games are to be created).  Tournament commits are
-    few (a registration, a start, one per table start and end), so each gets
-    its own job; a lost one is made up by the worker's sweep."""
-
-    def __init__(self, queue: Queue):
-        self.queue = queue
-
-    def __call__(self, tournament_id: str, events: list) -> None:
-        try:
-            self.queue.enqueue_call(PROJECT_TOURNAMENT_JOB, args=(tournament_id,), result_ttl=0, failure_ttl=3600)
-            if any(e.type in _NEW_ROUND for e in events):
-                self.advance(tournament_id)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            metrics.ENQUEUE_FAILURES.inc()
-            log.warning("tournament %s not enqueued (%s); the sweep will catch up", tournament_id, exc)
-
-    def advance(self, tournament_id: str) -> None:
-        self.queue.enqueue_call(ADVANCE_TOURNAMENT_JOB, args=(tournament_id,), result_ttl=0, failure_ttl=3600)

@@ -3,7 +3,7 @@ rounds (``service.service_layer.tournament_rounds``).  They take ids only and ar
 idempotent: a duplicated, late or concurrent job does no harm.
 
 Three things advance a tournament (docs/TOURNAMENTS.md "The worker"): a new
-round's pairing (``workers.nudge.TournamentNudge``, also right after the
+round's pairing (``workers.nudge.Nudge.tournament``, also right after the
 start), a tournament game's end seen by the projection drain
 (:func:`games_finished`), and the periodic sweep (:func:`sweep`), the safety
 net for a lost job or a worker that was down.
@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from functools import partial
 
 from projections import tournaments as tprojection
 from service import redis_roles
 from service.adapters.eventstore import StoreUnavailable
-from service.bootstrap import game_service
+from service.bootstrap import game_service, unit_of_work
 from service.service_layer.tournament_rounds import RoundRunner
 from service.service_layer.tournaments import TournamentService
 from workers import context, timeouts
@@ -33,11 +34,11 @@ def runner(ctx: context.Context) -> RoundRunner:
     global _runner
     with _lock:
         if _runner is None or _runner[0] is not ctx:
-            service = TournamentService(ctx.tournament_store, ctx.tournament_nudge)
+            service = TournamentService(ctx.tournament_store, ctx.nudge.tournament)
             # The API's terms for a new game: a tournament without a clock gets the
             # configured default, and every game the configured length cap.
             games = game_service(ctx, cache_size=timeouts.CACHE_SIZE)
-            _runner = (ctx, RoundRunner(service, games))
+            _runner = (ctx, RoundRunner(service, games, partial(unit_of_work, ctx)))
         return _runner[1]
 
 
@@ -55,7 +56,7 @@ def project(tournament_id: str) -> int:
 def games_finished(ctx: context.Context, game_ids: list[str]) -> None:
     """The drain saw these games finished: advance the tournaments they belong to."""
     for tid in sorted(set(ctx.tournament_store.tournaments_of(game_ids).values())):
-        ctx.tournament_nudge.advance(tid)
+        ctx.nudge.advance(tid)
 
 
 def sweep(ctx: context.Context) -> int:

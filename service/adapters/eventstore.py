@@ -297,8 +297,8 @@ class EventStore(Pooled):
     ) -> None:
         """Record a new game: its identity, its secrets and its sealed opening
         events (``service.domain.pipeline.open_game``), in one transaction.
-        ``conn``: join that connection's open transaction instead (the lobby
-        starts a table's game in the transaction that fills its last seat)."""
+        ``conn``: join that connection's open transaction instead (a unit of
+        work's: a table's game starts in the transaction that fills its last seat)."""
         gid = uuid.UUID(record.game_id)
         try:
             with contextlib.nullcontext(conn) if conn is not None else self._conn() as conn, conn.transaction():

@@ -1,11 +1,14 @@
-"""Invitations: an organiser invites, each player accepts with its own key
-(docs/API.md, "Consent"; migration ``0013_invitations.sql``).
+"""Invitations in PostgreSQL: an organiser invites, each player accepts with its
+own key (docs/API.md, "Consent"; migration ``0013_invitations.sql``).  The writes
+run on the connection of the caller's transaction; the use cases that start a
+completed game and register an accepted player are
+``service.service_layer.invitations``.
 
 * An organiser's game of accounts (``"accounts": true``) is a **pending game**
   (``"status": "invited"``) and one invitation per account.  The accept that
-  completes it creates the game (``GameService.create_game``, under the id given
-  out at the invitation) in the same transaction; a decline ends it
-  (``"declined"``), and the others' invitations are cancelled.
+  completes it creates the game (under the id given out at the invitation) in
+  the same transaction; a decline ends it (``"declined"``), and the others'
+  invitations are cancelled.
 * A tournament registration by handles is one invitation per account; accepting
   it registers the account, as its own ``{}`` registration would.
 * Every invitation expires ``ttl`` seconds after it was made: after that it is
@@ -14,15 +17,14 @@
 * An inviter has at most ``max_pending`` invitations pending at once
   (``too_many_invitations``): what one organiser key can make the store hold.
 
-Seating and registration each go through one small function
-(:func:`accepts_automatically`, :meth:`Invitations._start_game`,
-:meth:`Invitations._register`), so house bots and late registration can hook in.
+Who needs no invitation is said in one small function
+(:func:`accepts_automatically`), so house bots and late registration can hook in.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,7 +32,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from service.adapters.pooled import Pooled, StoreUnavailable
+from service.adapters.pooled import Pooled
 from service.domain.errors import Conflicting, NotFound, Refused
 from service.domain.identity import BOT, Account
 
@@ -56,21 +58,11 @@ def _iso(at: datetime | None) -> str | None:
 
 
 class Invitations(Pooled):
-    def __init__(
-        self,
-        pool: Any,
-        games: Any,
-        register: Callable[[str, str], Any],
-        pool_timeout: float = 5.0,
-        *,
-        ttl_s: int = 86400,
-        max_pending: int = 200,
-    ):
-        """``games``: the ``GameService`` that creates a completed pending game;
-        ``register(tournament_id, handle)``: registers an account that accepted."""
+    """The writes run on the connection given (the caller's transaction: a unit of
+    work); the reads take a pooled connection of their own."""
+
+    def __init__(self, pool: Any, pool_timeout: float = 5.0, *, ttl_s: int = 86400, max_pending: int = 200):
         super().__init__(pool, pool_timeout)
-        self.games = games
-        self.register = register
         self.ttl_s = ttl_s
         self.max_pending = max_pending
 
@@ -105,6 +97,8 @@ class Invitations(Pooled):
 
     def invite_to_game(
         self,
+        conn: psycopg.Connection,
+        game_id: uuid.UUID,
         game: str,
         players: Sequence[Account],
         options: dict[str, Any],
@@ -113,144 +107,108 @@ class Invitations(Pooled):
         clock: dict[str, Any] | None,
         created_by: str | None,
         inviter: str,
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """A pending game of ``players`` (seat order as given) and its invitations.
-        Returns the pending game as ``GET /v1/games/{id}`` shows it, and the
-        invitations made (one per account that does not accept automatically);
-        with none to wait for, the game is created at once."""
-        gid = uuid.uuid4()
+    ) -> list[dict[str, Any]]:
+        """Record a pending game of ``players`` (seat order as given) and an
+        invitation for each account that does not accept automatically; the
+        invitations made (none: the game is complete, to be created now)."""
         waiting = [a for a in players if not accepts_automatically(a)]
-        try:
-            with self._conn() as conn, conn.transaction():
-                self._check_cap(conn, inviter, len(waiting))
-                conn.execute(
-                    "INSERT INTO pending_games (game_id, game, players, options, rated, clock, created_by,"
-                    " invited_by, status, expires_at)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 'invited', now() + make_interval(secs => %s))",
-                    (
-                        gid,
-                        game,
-                        [a.handle for a in players],
-                        Jsonb(options),
-                        rated,
-                        Jsonb(clock) if clock is not None else None,
-                        created_by,
-                        inviter,
-                        self.ttl_s,
-                    ),
-                )
-                made = self._insert(conn, GAME, gid, waiting, inviter)
-                started = self._start_game(conn, gid) if not waiting else None
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(str(exc)) from exc
-        if started is not None:
-            self.games.nudge(started["id"])
-        return self.pending_game(str(gid)) or {}, made
+        self._check_cap(conn, inviter, len(waiting))
+        conn.execute(
+            "INSERT INTO pending_games (game_id, game, players, options, rated, clock, created_by,"
+            " invited_by, status, expires_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, 'invited', now() + make_interval(secs => %s))",
+            (
+                game_id,
+                game,
+                [a.handle for a in players],
+                Jsonb(options),
+                rated,
+                Jsonb(clock) if clock is not None else None,
+                created_by,
+                inviter,
+                self.ttl_s,
+            ),
+        )
+        return self._insert(conn, GAME, game_id, waiting, inviter)
 
     def invite_to_tournament(
-        self, tournament_id: str, accounts: Sequence[Account], inviter: str
-    ) -> tuple[list[dict[str, Any]], list[str]]:
-        """One invitation per account (an account already invited and not yet answering
-        is not invited twice); those that accept automatically are registered at once.
-        Returns the invitations made and the handles registered."""
+        self, conn: psycopg.Connection, tournament_id: str, accounts: Sequence[Account], inviter: str
+    ) -> list[dict[str, Any]]:
+        """One invitation per account (an account already invited and not yet
+        answering is not invited twice); the invitations made."""
         tid = uuid.UUID(tournament_id)
-        now = [a for a in accounts if accepts_automatically(a)]
-        try:
-            with self._conn() as conn, conn.transaction():
-                already = {
-                    r[0]
-                    for r in conn.execute(
-                        "SELECT account_id::text FROM invitations WHERE target_id = %s AND status = 'pending'"
-                        " AND expires_at > now()",
-                        (tid,),
-                    ).fetchall()
-                }
-                waiting = [a for a in accounts if a not in now and a.account_id not in already]
-                self._check_cap(conn, inviter, len(waiting))
-                made = self._insert(conn, TOURNAMENT, tid, waiting, inviter)
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(str(exc)) from exc
-        for account in now:
-            self._register(tournament_id, account.handle)
-        return made, [a.handle for a in now]
+        already = {
+            r[0]
+            for r in conn.execute(
+                "SELECT account_id::text FROM invitations WHERE target_id = %s AND status = 'pending'"
+                " AND expires_at > now()",
+                (tid,),
+            ).fetchall()
+        }
+        waiting = [a for a in accounts if a.account_id not in already]
+        self._check_cap(conn, inviter, len(waiting))
+        return self._insert(conn, TOURNAMENT, tid, waiting, inviter)
 
     # -- answering ----------------------------------------------------------
-    def answer(self, invitation_id: str, account: Account, accept: bool) -> dict[str, Any]:
-        """Accept or decline one of ``account``'s own pending invitations."""
+    def locked(self, conn: psycopg.Connection, invitation_id: str, account: Account) -> dict[str, Any]:
+        """One of ``account``'s own pending invitations (``kind``, ``target``), locked
+        until ``conn``'s transaction ends, and so is its game: every answer to one
+        game's invitations in turn, so its last accept starts it once."""
         try:
             iid = uuid.UUID(invitation_id)
         except ValueError:
             raise invitation_not_found() from None
-        started = None
-        try:
-            with self._conn() as conn, conn.transaction():
-                with conn.cursor(row_factory=dict_row) as cur:
-                    row = cur.execute(
-                        "SELECT kind, target_id::text AS target, status, expires_at <= now() AS expired"
-                        " FROM invitations WHERE invitation_id = %s AND account_id = %s FOR UPDATE",
-                        (iid, uuid.UUID(account.account_id)),
-                    ).fetchone()
-                if row is None:
-                    raise invitation_not_found()
-                if row["status"] != "pending":
-                    raise Conflicting(
-                        "invitation_answered", f"This invitation is {row['status']} already.", {"status": row["status"]}
-                    )
-                if row["expired"]:
-                    raise Conflicting("invitation_expired", "This invitation has expired.")
-                status = "accepted" if accept else "declined"
-                if row["kind"] == GAME:
-                    # Every answer to one game's invitations in turn: the last accept starts it once.
-                    conn.execute("SELECT 1 FROM pending_games WHERE game_id = %s FOR UPDATE", (row["target"],))
-                elif accept:
-                    # Registered first: if the tournament no longer registers, nothing is answered.
-                    self._register(row["target"], account.handle)
-                conn.execute(
-                    "UPDATE invitations SET status = %s, answered_at = now() WHERE invitation_id = %s", (status, iid)
-                )
-                if row["kind"] == GAME and not accept:
-                    conn.execute(
-                        "UPDATE invitations SET status = 'cancelled' WHERE target_id = %s AND status = 'pending'",
-                        (row["target"],),
-                    )
-                    conn.execute("UPDATE pending_games SET status = 'declined' WHERE game_id = %s", (row["target"],))
-                elif row["kind"] == GAME:
-                    (left,) = conn.execute(
-                        "SELECT count(*) FROM invitations WHERE target_id = %s AND status <> 'accepted'",
-                        (row["target"],),
-                    ).fetchone()
-                    if left == 0:
-                        started = self._start_game(conn, row["target"])
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(str(exc)) from exc
-        if started is not None:
-            # Committed: the projections may see the game (its players' streams hear of it).
-            self.games.nudge(started["id"])
-        key = "game_id" if row["kind"] == GAME else "tournament_id"
-        return {"id": invitation_id, "kind": row["kind"], key: row["target"], "status": status}
-
-    def _start_game(self, conn: psycopg.Connection, game_id: Any) -> dict[str, Any]:
-        """Create a pending game whose every account accepted, in ``conn``'s transaction."""
         with conn.cursor(row_factory=dict_row) as cur:
-            pending = cur.execute("SELECT * FROM pending_games WHERE game_id = %s", (game_id,)).fetchone()
-        created = self.games.create_game(
-            pending["game"],
-            list(pending["players"]),
-            dict(pending["options"]),
-            clock=pending["clock"],
-            conn=conn,
-            game_id=str(pending["game_id"]),
-            accounts=[True] * len(pending["players"]),
-            rated=bool(pending["rated"]),
-            created_by=pending["created_by"],
-            invited=True,
-        )
-        conn.execute("UPDATE pending_games SET status = 'started' WHERE game_id = %s", (game_id,))
-        return created
+            row = cur.execute(
+                "SELECT kind, target_id::text AS target, status, expires_at <= now() AS expired"
+                " FROM invitations WHERE invitation_id = %s AND account_id = %s FOR UPDATE",
+                (iid, uuid.UUID(account.account_id)),
+            ).fetchone()
+        if row is None:
+            raise invitation_not_found()
+        if row["status"] != "pending":
+            raise Conflicting(
+                "invitation_answered", f"This invitation is {row['status']} already.", {"status": row["status"]}
+            )
+        if row["expired"]:
+            raise Conflicting("invitation_expired", "This invitation has expired.")
+        if row["kind"] == GAME:
+            conn.execute("SELECT 1 FROM pending_games WHERE game_id = %s FOR UPDATE", (row["target"],))
+        return row
 
-    def _register(self, tournament_id: str, handle: str) -> None:
-        """Register an account that consented (its accept, or automatically)."""
-        self.register(tournament_id, handle)
+    def answer(self, conn: psycopg.Connection, invitation_id: str, taken: dict[str, Any], accept: bool) -> bool:
+        """Record the answer to an invitation :meth:`locked` took in ``conn``; a
+        decline ends its game.  True: the accept that completes its game (every
+        invitation of it accepted), which the caller creates now."""
+        status = "accepted" if accept else "declined"
+        conn.execute(
+            "UPDATE invitations SET status = %s, answered_at = now() WHERE invitation_id = %s",
+            (status, uuid.UUID(invitation_id)),
+        )
+        if taken["kind"] != GAME:
+            return False
+        if not accept:
+            conn.execute(
+                "UPDATE invitations SET status = 'cancelled' WHERE target_id = %s AND status = 'pending'",
+                (taken["target"],),
+            )
+            conn.execute("UPDATE pending_games SET status = 'declined' WHERE game_id = %s", (taken["target"],))
+            return False
+        (left,) = conn.execute(
+            "SELECT count(*) FROM invitations WHERE target_id = %s AND status <> 'accepted'", (taken["target"],)
+        ).fetchone()
+        return left == 0
+
+    @staticmethod
+    def pending(conn: psycopg.Connection, game_id: Any) -> dict[str, Any]:
+        """A pending game's row (its terms), in ``conn``'s transaction."""
+        with conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute("SELECT * FROM pending_games WHERE game_id = %s", (game_id,)).fetchone()
+
+    @staticmethod
+    def started(conn: psycopg.Connection, game_id: Any) -> None:
+        """Mark a pending game started, in the transaction that created its game."""
+        conn.execute("UPDATE pending_games SET status = 'started' WHERE game_id = %s", (game_id,))
 
     # -- reading ------------------------------------------------------------
     def pending_for(self, account: Account, limit: int = 100) -> list[dict[str, Any]]:

@@ -1,16 +1,12 @@
-"""The lobby: open tables that players join; the join that fills the last seat
-starts the game (docs/API.md "Tables").
+"""The lobby's tables in PostgreSQL (docs/API.md "Tables"): the SQL of opening,
+joining and leaving, on the connection of the caller's transaction; the use
+case that starts a full table's game is ``service.service_layer.lobby``.
 
 Tables live in PostgreSQL (migration 0003).  Every join and leave locks its
 table's row (``SELECT ... FOR UPDATE``), so joins of one table are
 serialised: of two players racing for the last seat one gets it and the
-other finds the table full, and a table starts once.  The game is created in
-the same transaction as the join that fills the table
-(``GameService.create_game(conn=...)``): either both are recorded or neither.
-
-The seat order is drawn from the new game's committed seed
-(``service.domain.pipeline.draw_seats``) and the join order is recorded in its
-``GameCreated``, so the audit re-derives it.
+other finds the table full, and a table starts once (the caller starts its
+game and marks it :meth:`Lobby.started` before its transaction commits).
 
 Why PostgreSQL and not a Redis read model: a join must read the table's truth
 under its lock anyway, and the lobby lists only open tables, through an index
@@ -30,12 +26,8 @@ from psycopg_pool import ConnectionPool
 
 from service.adapters.pooled import Pooled, StoreUnavailable
 from service.domain import identity
-from service.domain.errors import Conflicting, Forbidden, NotFound, Refused
+from service.domain.errors import Conflicting, Forbidden, NotFound
 from service.domain.identity import Account
-from service.games import registry
-from service.games.base import RuleViolation
-from service.games.rng import Rng
-from service.service_layer.commands import GameService
 
 OPEN, STARTED, CLOSED = "open", "started", "closed"
 STATUSES = (OPEN, STARTED, CLOSED)
@@ -60,85 +52,51 @@ class Limits:
 
 
 class Lobby(Pooled):
-    def __init__(
-        self,
-        pool: ConnectionPool,
-        games: GameService,
-        pool_timeout: float = 5.0,
-        limits: Limits | None = None,
-    ):
+    """The writes run on the connection given (the caller's transaction: a unit of
+    work); the reads take a pooled connection of their own."""
+
+    def __init__(self, pool: ConnectionPool, pool_timeout: float = 5.0, limits: Limits | None = None):
         super().__init__(pool, pool_timeout)
-        self.games = games
         self.limits = limits or Limits()
 
     # -- opening ---------------------------------------------------------------
     def open_table(
         self,
+        conn: psycopg.Connection,
         account: Account,
         game: str,
         seats: int,
         options: dict[str, Any],
         rated: bool,
         clock: dict[str, Any] | None,
-        join: bool | None,
+        join: bool,
     ) -> dict[str, Any]:
-        """A new open table.  A player who opens a table sits at it; an
-        organiser opens tables for others (``join`` false)."""
-        join = (not account.is_organiser) if join is None else join
-        if account.is_organiser and join:
-            raise Refused("invalid_join", "An organiser opens tables for players and does not sit at them.")
-        if not account.is_organiser and not join:
-            raise Refused("invalid_join", "A player who opens a table sits at it ('join' must be true).")
-        self._check_game(game, seats, options)
+        """Record a new open table (``account`` sits at it if ``join``) in ``conn``'s
+        transaction; the table as it stands."""
         table_id = uuid.uuid4()
-        try:
-            with self._conn() as conn, conn.transaction():
-                # One table at a time per account, so the cap below holds under a flood.
-                conn.execute("SELECT 1 FROM accounts WHERE account_id = %s FOR UPDATE", (account.account_id,))
-                self._check_cap(conn, account)
-                conn.execute(
-                    "INSERT INTO lobby_tables (table_id, game, seats, options, rated, clock, status, created_by,"
-                    " creator_id) VALUES (%s, %s, %s, %s, %s, %s, 'open', %s, %s)",
-                    (
-                        table_id,
-                        game,
-                        seats,
-                        Jsonb(options),
-                        rated,
-                        Jsonb(clock) if clock is not None else None,
-                        account.handle,
-                        account.account_id,
-                    ),
-                )
-                if join:
-                    conn.execute(
-                        "INSERT INTO lobby_seats (table_id, account_id, handle) VALUES (%s, %s, %s)",
-                        (table_id, account.account_id, account.handle),
-                    )
-                table = self._read(conn, str(table_id))
-                started = self._start_if_full(conn, table)
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(str(exc)) from exc
-        return self._after_commit(table, started)
-
-    @staticmethod
-    def _check_game(game: str, seats: int, options: dict[str, Any]) -> None:
-        """Refuse at once a table whose game could never start (unknown game,
-        player count, options), rather than at its last join."""
-        try:
-            engine = registry.get(game)
-        except registry.UnknownGame:
-            raise Refused("unknown_game", f"No game called {game!r}.", {"games": registry.names()}) from None
-        if not engine.min_players <= seats <= engine.max_players:
-            raise Refused(
-                "invalid_player_count",
-                f"{game} is played by {engine.min_players} to {engine.max_players} players, not {seats}.",
+        # One table at a time per account, so the cap below holds under a flood.
+        conn.execute("SELECT 1 FROM accounts WHERE account_id = %s FOR UPDATE", (account.account_id,))
+        self._check_cap(conn, account)
+        conn.execute(
+            "INSERT INTO lobby_tables (table_id, game, seats, options, rated, clock, status, created_by,"
+            " creator_id) VALUES (%s, %s, %s, %s, %s, %s, 'open', %s, %s)",
+            (
+                table_id,
+                game,
+                seats,
+                Jsonb(options),
+                rated,
+                Jsonb(clock) if clock is not None else None,
+                account.handle,
+                account.account_id,
+            ),
+        )
+        if join:
+            conn.execute(
+                "INSERT INTO lobby_seats (table_id, account_id, handle) VALUES (%s, %s, %s)",
+                (table_id, account.account_id, account.handle),
             )
-        try:
-            # The same check the start makes, with a throwaway seed.
-            engine.setup(seats, options, Rng(bytes(32), domain=1))
-        except RuleViolation as rv:
-            raise Refused(rv.code, rv.message, rv.details) from None
+        return self._read(conn, str(table_id))
 
     def _check_cap(self, conn: psycopg.Connection, account: Account) -> None:
         cap = self.limits.open_tables_per_account
@@ -158,88 +116,81 @@ class Lobby(Pooled):
             )
 
     # -- joining and leaving -------------------------------------------------
-    def join(self, table_id: str, account: Account) -> dict[str, Any]:
-        """Sit at the table; the join that fills the last seat starts its game."""
-        if account.is_organiser:
-            raise Forbidden("player_key_required", "Only a player's key can join a table.")
-        try:
-            with self._conn() as conn, conn.transaction():
-                table = self._locked(conn, table_id)
-                if any(identity.handle_key(p) == identity.handle_key(account.handle) for p in table["players"]):
-                    raise Conflicting("already_seated", "You already sit at this table.")
-                if table["status"] == CLOSED:
-                    raise Conflicting("table_closed", "This table was closed: everyone left it.")
-                if table["status"] == STARTED or len(table["players"]) >= table["seats"]:
-                    # Its last seat went to someone else (whose join started it).
-                    raise Conflicting("table_full", "Every seat of this table is taken.", {"game_id": table["game_id"]})
-                # One join at a time per account, so the cap holds under a flood.
-                conn.execute("SELECT 1 FROM accounts WHERE account_id = %s FOR UPDATE", (account.account_id,))
-                self._check_cap(conn, account)
-                conn.execute(
-                    "INSERT INTO lobby_seats (table_id, account_id, handle) VALUES (%s, %s, %s)",
-                    (table_id, account.account_id, account.handle),
-                )
-                table["players"] = [*table["players"], account.handle]
-                started = self._start_if_full(conn, table)
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(str(exc)) from exc
-        return self._after_commit(table, started)
+    def join(self, conn: psycopg.Connection, table_id: str, account: Account) -> dict[str, Any]:
+        """Seat a player at the table, its row locked until ``conn``'s transaction
+        ends; the table as it stands (full, if this took its last seat)."""
+        table = self._locked(conn, table_id)
+        if any(identity.handle_key(p) == identity.handle_key(account.handle) for p in table["players"]):
+            raise Conflicting("already_seated", "You already sit at this table.")
+        if table["status"] == CLOSED:
+            raise Conflicting("table_closed", "This table was closed: everyone left it.")
+        if table["status"] == STARTED or len(table["players"]) >= table["seats"]:
+            # Its last seat went to someone else (whose join started it).
+            raise Conflicting("table_full", "Every seat of this table is taken.", {"game_id": table["game_id"]})
+        # One join at a time per account, so the cap holds under a flood.
+        conn.execute("SELECT 1 FROM accounts WHERE account_id = %s FOR UPDATE", (account.account_id,))
+        self._check_cap(conn, account)
+        conn.execute(
+            "INSERT INTO lobby_seats (table_id, account_id, handle) VALUES (%s, %s, %s)",
+            (table_id, account.account_id, account.handle),
+        )
+        table["players"] = [*table["players"], account.handle]
+        return table
 
-    def seat_bot(self, table_id: str, caller: Account, bot: Account) -> dict[str, Any]:
-        """Seat a house bot at an open table (docs/API.md "House bots"): the
-        table's owner or its organiser asks, with no invitation (a house bot
-        plays whoever asks it).  The seat that fills the table starts its game.
+    def seat_bot(self, conn: psycopg.Connection, table_id: str, caller: Account, bot: Account) -> dict[str, Any]:
+        """Seat a house bot at an open table (docs/API.md "House bots"), its row
+        locked until ``conn``'s transaction ends: the table's owner or its organiser
+        asks, with no invitation (a house bot plays whoever asks it).
 
         The bot's open seats are bounded by the cap of the one who seats it
         (an account has at most ``open_tables_per_account`` open tables, and a
         bot sits once at a table), not by a cap of the bot's own: a house bot
         is shared, and one account must not be able to take every open seat
         it has."""
-        try:
-            with self._conn() as conn, conn.transaction():
-                table = self._locked(conn, table_id)
-                if table["creator_id"] != caller.account_id:
-                    raise Forbidden("not_your_table", "Only the table's owner (or its organiser) may seat a house bot.")
-                if any(identity.handle_key(p) == identity.handle_key(bot.handle) for p in table["players"]):
-                    raise Conflicting("already_seated", "This house bot already sits at this table.")
-                if table["status"] == CLOSED:
-                    raise Conflicting("table_closed", "This table was closed: everyone left it.")
-                if table["status"] == STARTED or len(table["players"]) >= table["seats"]:
-                    raise Conflicting("table_full", "Every seat of this table is taken.", {"game_id": table["game_id"]})
-                conn.execute(
-                    "INSERT INTO lobby_seats (table_id, account_id, handle) VALUES (%s, %s, %s)",
-                    (table_id, bot.account_id, bot.handle),
-                )
-                table["players"] = [*table["players"], bot.handle]
-                started = self._start_if_full(conn, table)
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(str(exc)) from exc
-        return self._after_commit(table, started)
+        table = self._locked(conn, table_id)
+        if table["creator_id"] != caller.account_id:
+            raise Forbidden("not_your_table", "Only the table's owner (or its organiser) may seat a house bot.")
+        if any(identity.handle_key(p) == identity.handle_key(bot.handle) for p in table["players"]):
+            raise Conflicting("already_seated", "This house bot already sits at this table.")
+        if table["status"] == CLOSED:
+            raise Conflicting("table_closed", "This table was closed: everyone left it.")
+        if table["status"] == STARTED or len(table["players"]) >= table["seats"]:
+            raise Conflicting("table_full", "Every seat of this table is taken.", {"game_id": table["game_id"]})
+        conn.execute(
+            "INSERT INTO lobby_seats (table_id, account_id, handle) VALUES (%s, %s, %s)",
+            (table_id, bot.account_id, bot.handle),
+        )
+        table["players"] = [*table["players"], bot.handle]
+        return table
 
-    def leave(self, table_id: str, account: Account) -> dict[str, Any]:
+    def leave(self, conn: psycopg.Connection, table_id: str, account: Account) -> dict[str, Any]:
         """Stand up from an open table.  A player's table that nobody sits at
         any more is closed."""
-        try:
-            with self._conn() as conn, conn.transaction():
-                table = self._locked(conn, table_id)
-                if table["status"] == STARTED:
-                    raise Conflicting("table_started", "The game of this table has started; resign it instead.")
-                if table["status"] == CLOSED:
-                    raise Conflicting("table_closed", "This table was closed: everyone left it.")
-                gone = conn.execute(
-                    "DELETE FROM lobby_seats WHERE table_id = %s AND account_id = %s", (table_id, account.account_id)
-                ).rowcount
-                if not gone:
-                    raise Conflicting("not_at_table", "You do not sit at this table.")
-                mine = identity.handle_key(account.handle)
-                table["players"] = [p for p in table["players"] if identity.handle_key(p) != mine]
-                creator_is_player = not self._creator_is_organiser(conn, table)
-                if creator_is_player and self._nobody_but_bots(conn, table_id):
-                    conn.execute("UPDATE lobby_tables SET status = 'closed' WHERE table_id = %s", (table_id,))
-                    table["status"] = CLOSED
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(str(exc)) from exc
-        return self.present(table)
+        table = self._locked(conn, table_id)
+        if table["status"] == STARTED:
+            raise Conflicting("table_started", "The game of this table has started; resign it instead.")
+        if table["status"] == CLOSED:
+            raise Conflicting("table_closed", "This table was closed: everyone left it.")
+        gone = conn.execute(
+            "DELETE FROM lobby_seats WHERE table_id = %s AND account_id = %s", (table_id, account.account_id)
+        ).rowcount
+        if not gone:
+            raise Conflicting("not_at_table", "You do not sit at this table.")
+        mine = identity.handle_key(account.handle)
+        table["players"] = [p for p in table["players"] if identity.handle_key(p) != mine]
+        creator_is_player = not self.creator_is_organiser(conn, table)
+        if creator_is_player and self._nobody_but_bots(conn, table_id):
+            conn.execute("UPDATE lobby_tables SET status = 'closed' WHERE table_id = %s", (table_id,))
+            table["status"] = CLOSED
+        return table
+
+    def started(self, conn: psycopg.Connection, table: dict[str, Any], game_id: str) -> None:
+        """Mark the table started with its game, in the transaction that created the game."""
+        conn.execute(
+            "UPDATE lobby_tables SET status = 'started', game_id = %s, started_at = now() WHERE table_id = %s",
+            (game_id, table["id"]),
+        )
+        table["status"], table["game_id"] = STARTED, game_id
 
     # -- reading ---------------------------------------------------------------
     def get(self, table_id: str) -> dict[str, Any]:
@@ -303,7 +254,8 @@ class Lobby(Pooled):
         return self._read(conn, table_id, lock=True)
 
     @staticmethod
-    def _creator_is_organiser(conn: psycopg.Connection, table: dict[str, Any]) -> bool:
+    def creator_is_organiser(conn: psycopg.Connection, table: dict[str, Any]) -> bool:
+        """The table was opened by an organiser (who organises its game), not by a player."""
         row = conn.execute("SELECT kind FROM accounts WHERE account_id = %s", (table["creator_id"],)).fetchone()
         return bool(row) and row[0] == identity.ORGANISER
 
@@ -317,36 +269,3 @@ class Lobby(Pooled):
             (table_id,),
         ).fetchone()
         return row[0] == 0
-
-    def _start_if_full(self, conn: psycopg.Connection, table: dict[str, Any]) -> dict[str, Any] | None:
-        """Create the game of a table whose seats are all taken, in this
-        transaction, and mark the table started; the create answer or ``None``."""
-        if table["status"] != OPEN or len(table["players"]) < table["seats"]:
-            return None
-        organiser = self._creator_is_organiser(conn, table)
-        created = self.games.create_game(
-            table["game"],
-            list(table["players"]),
-            dict(table["options"]),
-            clock=table["clock"],
-            conn=conn,
-            draw=True,
-            rated=bool(table["rated"]),
-            accounts=[True] * len(table["players"]),
-            created_by=table["created_by"] if organiser else None,
-            table=table["id"],
-        )
-        conn.execute(
-            "UPDATE lobby_tables SET status = 'started', game_id = %s, started_at = now() WHERE table_id = %s",
-            (created["id"], table["id"]),
-        )
-        table["status"], table["game_id"] = STARTED, created["id"]
-        return created
-
-    def _after_commit(self, table: dict[str, Any], started: dict[str, Any] | None) -> dict[str, Any]:
-        out = self.present(table)
-        if started is not None:
-            # Committed: now the projections may see the game (its first
-            # projection tells the players' account streams: projections/publish.py).
-            self.games.nudge(started["id"])
-        return out

@@ -49,10 +49,6 @@ class TournamentRecord:
 
 
 class TournamentStore(Pooled):
-    def connection(self):
-        """A pooled connection, for a transaction that spans stores (a table's game and its link)."""
-        return self._conn()
-
     # -- writing ----------------------------------------------------------------
     def create(self, record: TournamentRecord, seed: bytes, sealed: Sequence[StoredEvent]) -> None:
         """The tournament's row, its seed and its opening events, in one transaction."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hmac
 import json
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 from flask import current_app, g, request
@@ -16,7 +16,7 @@ from service.adapters.eventstore import EventStore
 from service.adapters.house_bots import HouseBots
 from service.adapters.invitations import Invitations
 from service.adapters.lobby import Limits, Lobby
-from service.bootstrap import Components
+from service.bootstrap import Components, unit_of_work
 from service.config import Settings
 from service.domain import identity
 from service.domain.identity import GameAccess, Principal
@@ -25,6 +25,9 @@ from service.games.base import ADMIN
 from service.http import waiting
 from service.http.errors import ApiError
 from service.service_layer.commands import GameService
+from service.service_layer.invitations import InvitationService
+from service.service_layer.lobby import LobbyService
+from service.service_layer.tournament_rounds import RoundRunner
 from service.service_layer.tournaments import TournamentService
 from service.tournaments.commands import RegisterPlayers
 
@@ -52,7 +55,7 @@ class Services:
 
     def catch_up(self, game_id: str) -> None:
         """Ask the projections to bring a game's read model up to date."""
-        self.components.nudge(game_id)
+        self.games.catch_up(game_id)
 
     @cached_property
     def accounts(self) -> AccountStore:
@@ -66,33 +69,35 @@ class Services:
     def tournaments(self) -> TournamentService:
         """The tournaments' command side; each commit enqueues its projection
         (and, after a pairing, the worker's advance)."""
-        return TournamentService(self.components.tournament_store, self.components.tournament_nudge)
+        return TournamentService(self.components.tournament_store, self.components.nudge.tournament)
 
     @cached_property
-    def invitations(self) -> Invitations:
+    def rounds(self) -> RoundRunner:
+        """The tournaments' rounds (what the worker advances; a request aborts their games)."""
+        return RoundRunner(self.tournaments, self.games, partial(unit_of_work, self.components))
+
+    @cached_property
+    def invitations(self) -> InvitationService:
         """Organisers invite, players accept (docs/API.md, "Consent"); an accepted
         tournament invitation registers the account as its own key would."""
 
         def register(tournament_id: str, handle: str) -> None:
             self.tournaments.execute(tournament_id, RegisterPlayers((handle,), by=handle), by=handle)
 
-        return Invitations(
+        store = Invitations(
             self.store.pool,
-            self.games,
-            register,
             self.settings.pool_timeout,
             ttl_s=self.settings.invitation_ttl_s,
             max_pending=self.settings.max_pending_invitations,
         )
+        return InvitationService(store, self.games, register, partial(unit_of_work, self.components))
 
     @cached_property
-    def lobby(self) -> Lobby:
-        return Lobby(
-            self.store.pool,
-            self.games,
-            self.settings.pool_timeout,
-            Limits(open_tables_per_account=self.settings.max_open_tables),
+    def lobby(self) -> LobbyService:
+        store = Lobby(
+            self.store.pool, self.settings.pool_timeout, Limits(open_tables_per_account=self.settings.max_open_tables)
         )
+        return LobbyService(store, self.games, partial(unit_of_work, self.components))
 
 
 def services() -> Services:

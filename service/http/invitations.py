@@ -1,5 +1,5 @@
 """docs/API.md "Consent": an account's pending invitations, and its answers
-(``service.adapters.invitations``)."""
+(``service.service_layer.invitations``)."""
 
 from __future__ import annotations
 

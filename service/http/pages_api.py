@@ -154,7 +154,7 @@ def tournament_list(limit: int) -> list[dict[str, Any]]:
     for tid in dict.fromkeys([*store.unfinished(limit), *store.recent(limit)]):
         found = views.tournament_summary(svc.redis, tid)
         if found is None:
-            svc.components.tournament_nudge(tid, [])
+            svc.tournaments.catch_up(tid)
             continue
         out.append(TournamentOut().dump(found))
     return out

@@ -1,5 +1,5 @@
 """docs/API.md "Tables": the lobby.  Open a table, list them, join, leave; the
-join that fills the last seat starts the game (``service.adapters.lobby``)."""
+join that fills the last seat starts the game (``service.service_layer.lobby``)."""
 
 from __future__ import annotations
 

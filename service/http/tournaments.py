@@ -38,7 +38,6 @@ from service.http import limits, waiting
 from service.http.common import principal, require_account, require_admin, services
 from service.http.errors import ApiError, unavailable
 from service.http.invitations import announce_invitation
-from service.service_layer.tournament_rounds import RoundRunner
 from service.service_layer.tournaments import Loaded, not_found
 from service.tournaments.commands import (
     AbortTournament,
@@ -97,7 +96,7 @@ def _read(tournament_id: str, field: str) -> Any:
         return found
     if svc.tournaments.store.record(tournament_id) is None:
         raise not_found()
-    svc.components.tournament_nudge(tournament_id, [])
+    svc.tournaments.catch_up(tournament_id)
     found = waiting.wait_until(
         None,
         None,
@@ -289,7 +288,7 @@ def abort_tournament(body: dict[str, Any], tournament_id: Any) -> dict[str, Any]
     loaded, _ = svc.tournaments.execute(tid, command, by=caller.handle)
     # At most one round's tables (128): each an append.  The worker's advance, which
     # the abort's commit enqueues, aborts any this request does not reach.
-    RoundRunner(svc.tournaments, svc.games).abort_games(tid, loaded.state)
+    svc.rounds.abort_games(tid, loaded.state)
     return _answer(loaded)
 
 

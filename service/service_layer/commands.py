@@ -37,6 +37,7 @@ from service.domain.tokens import hash_token, new_token, seat_for_token
 from service.games import registry
 from service.games.base import Command, Engine, Event, RuleViolation, State
 from service.games.rng import commitment
+from service.service_layer.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +137,7 @@ class GameService:
         options: dict[str, Any],
         *,
         clock: dict[str, Any] | None = None,
-        conn: Any = None,
+        uow: UnitOfWork | None = None,
         game_id: str | None = None,
         **terms: Any,
     ) -> dict[str, Any]:
@@ -144,9 +145,10 @@ class GameService:
         (``pipeline.created_data``): ``rated``, ``accounts`` (per seat: an
         account's key acts for it; such seats get no token), ``created_by``
         (the organiser), ``table``; ``draw=True`` draws the seat order of
-        ``players`` (a table's join order) from the game's seed.  ``conn``: a
-        connection whose open transaction the game joins (the lobby's).
-        ``game_id``: the id to create it under (a tournament table's, derived
+        ``players`` (a table's join order) from the game's seed.  ``uow``: the
+        unit of work whose transaction the game joins (a table's last join, an
+        invitation's last accept, a tournament's table); its projection is then
+        nudged once that commits.  ``game_id``: the id to create it under (a tournament table's, derived
         from the table so that creating it twice fails; default: a new one)."""
         try:
             engine = registry.get(game)
@@ -181,9 +183,15 @@ class GameService:
         record = GameRecord(game_id, game, engine.version, list(players), dict(options), commit, created_at)
         # An account's seat has a token too (every seat has one), but it is
         # never shown: nobody holds it, and the account's key acts instead.
-        self.store.create_game(record, seed, [hash_token(t) for t in tokens], sealed, conn=conn)
-        if conn is None:
+        hashes = [hash_token(t) for t in tokens]
+        if uow is None:
+            self.store.create_game(record, seed, hashes, sealed)
             self.nudge(game_id)
+        else:
+            self.store.create_game(record, seed, hashes, sealed, conn=uow.conn)
+            # Projected only once it commits: its first projection tells the players'
+            # account streams (projections/publish.py) of a game that must exist.
+            uow.on_committed(lambda: self.nudge(game_id))
         seats: list[dict[str, Any]] = []
         for i, (p, t) in enumerate(zip(players, tokens, strict=True)):
             seats.append({"seat": i, "player": p} | ({"account": True} if accounts[i] else {"token": t}))
@@ -223,6 +231,11 @@ class GameService:
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
         return loaded
+
+    def catch_up(self, game_id: str) -> None:
+        """Ask the projections for a game's read model that a read found missing or
+        behind: the nudge a commit of the game sends."""
+        self.nudge(game_id)
 
     def game_of(self, game_id: str) -> str:
         """The kind of game ``game_id`` is (what its intents are parsed as)."""

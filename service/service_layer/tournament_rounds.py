@@ -20,7 +20,8 @@ the abort was being recorded).
 It is idempotent and safe to run twice at once.  A table's game id is derived
 from ``(tournament, round, table)`` (:func:`table_game_id`), and the game is
 created in one transaction with its row in ``tournament_games``: of two
-workers creating it, one fails on the primary key and records nothing.  Each
+workers creating it, one fails on the primary key and records nothing (one
+unit of work: the game's projection is nudged only once it commits).  Each
 tournament event is appended at the head it was decided on, so of two workers
 recording one table, the second is refused by ``decide``
 (``table_already_started``, ``table_already_finished``) after folding the
@@ -31,16 +32,17 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
 
-from service.adapters.eventstore import StoreUnavailable
 from service.adapters.tournament_store import TournamentStore
 from service.domain import pipeline
 from service.domain.errors import Conflicting, DomainError
 from service.service_layer.commands import GameService
 from service.service_layer.tournaments import TournamentService
+from service.service_layer.unit_of_work import UnitOfWork
 from service.tournaments.commands import FinishTable, StartTable
 from service.tournaments.evolve import ABORTED, RUNNING, State
 
@@ -65,9 +67,10 @@ def _rated(state: State, players: list[str]) -> bool:
 
 
 class RoundRunner:
-    def __init__(self, tournaments: TournamentService, games: GameService):
+    def __init__(self, tournaments: TournamentService, games: GameService, uow: Callable[[], UnitOfWork]):
         self.tournaments = tournaments
         self.games = games
+        self.uow = uow
 
     @property
     def store(self) -> TournamentStore:
@@ -143,23 +146,20 @@ class RoundRunner:
     def _create_game(self, tid: str, state: State, round_: int, table: dict[str, Any], game_id: str) -> None:
         players = list(table["players"])
         try:
-            with self.store.connection() as conn, conn.transaction():
+            with self.uow() as uow:
                 self.games.create_game(
                     state["game"],
                     players,
                     {},
                     clock=state["clock"],
-                    conn=conn,
+                    uow=uow,
                     game_id=game_id,
                     accounts=[True] * len(players),
                     rated=_rated(state, players),
                     created_by=state["organiser"],
                     tournament={"id": tid, "round": round_, "table": table["table"]},
                 )
-                self.store.link_game(conn, game_id, tid, round_, table["table"])
+                self.store.link_game(uow.conn, game_id, tid, round_, table["table"])
+                uow.commit()
         except psycopg.errors.UniqueViolation:
             return  # created already (by another worker, or by a pass that stopped before TableStarted)
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(str(exc)) from exc
-        # Created inside our transaction, so the game service could not nudge it.
-        self.games.nudge(game_id)

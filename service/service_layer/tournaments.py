@@ -42,7 +42,8 @@ RETRIES = 12
 #: writers that collided once spread out instead of colliding again.
 BACKOFF = 0.02
 
-#: Told after every commit: ``(tournament_id, the events appended)``.
+#: Told after every commit: ``(tournament_id, the events appended)`` (the nudge's
+#: ``tournament``, ``workers.nudge.Nudge``).
 OnAppend = Callable[[str, list[StoredEvent]], None]
 
 
@@ -100,6 +101,11 @@ class TournamentService:
         loaded = self.load(tournament_id)
         decide(loaded.state, command, seed=seed)
         return loaded
+
+    def catch_up(self, tournament_id: str) -> None:
+        """Ask the projections for a read model that a read found missing: the
+        nudge of a commit that appended nothing."""
+        self.on_append(tournament_id, [])
 
     # -- writing ---------------------------------------------------------------
     def create(self, command: CreateTournament) -> Loaded:

@@ -10,6 +10,7 @@ import json
 import threading
 import time
 
+import psycopg
 import pytest
 from support import auth
 from support.accounts import accept_invitations, organiser, register, unique
@@ -110,7 +111,7 @@ def test_only_the_invited_accounts_own_key_answers(client, three):
 def test_invitations_expire(client, app, three, monkeypatch):
     cup_key, keys = three
     (ann, ann_key), (bob, bob_key) = keys.items()
-    monkeypatch.setattr(app.extensions["quarterdeck"].invitations, "ttl_s", 1)
+    monkeypatch.setattr(app.extensions["quarterdeck"].invitations.store, "ttl_s", 1)
     gid = invite_game(client, cup_key, [ann, bob])["id"]
     invitation = pending(client, ann_key)[0]["id"]
     time.sleep(1.2)
@@ -123,7 +124,7 @@ def test_invitations_expire(client, app, three, monkeypatch):
 def test_an_inviters_pending_invitations_are_capped(client, app, three, monkeypatch):
     cup_key, keys = three
     (ann, _), (bob, bob_key) = keys.items()
-    monkeypatch.setattr(app.extensions["quarterdeck"].invitations, "max_pending", 3)
+    monkeypatch.setattr(app.extensions["quarterdeck"].invitations.store, "max_pending", 3)
     invite_game(client, cup_key, [ann, bob])
     resp = client.post(
         "/v1/games", json={"game": "nauticus", "players": [ann, bob], "accounts": True}, headers=auth(cup_key)
@@ -215,6 +216,52 @@ def test_the_last_two_accepts_at_once_start_the_game_once(app, ctx, three):
     assert [e.type for e in opening] == ["GameCreated"] and opening[0].data["players"] == [ann, bob]
     with ctx.store.pool.connection() as conn:
         assert conn.execute("SELECT status FROM pending_games WHERE game_id = %s", (gid,)).fetchone() == ("started",)
+
+
+def test_the_accept_that_completes_a_game_nudges_it_once_after_the_commit(app, client, settings, three, monkeypatch):
+    cup_key, keys = three
+    (ann, ann_key), (bob, bob_key) = keys.items()
+    told: list[tuple[str, tuple | None]] = []
+    with psycopg.connect(settings.database_url, autocommit=True) as other:
+
+        def nudge(game_id: str) -> None:
+            # What another connection sees of the pending game when the nudge comes.
+            row = other.execute("SELECT status FROM pending_games WHERE game_id = %s", (game_id,))
+            told.append((game_id, row.fetchone()))
+
+        monkeypatch.setattr(app.extensions["quarterdeck"].games, "nudge", nudge)
+        gid = invite_game(client, cup_key, [ann, bob])["id"]
+        accept_invitations(client, [ann_key])
+        assert told == []
+        accept_invitations(client, [bob_key])
+    assert told == [(gid, ("started",))]
+
+
+def test_a_last_accept_that_fails_after_creating_the_game_records_neither(app, client, ctx, three, monkeypatch):
+    """The last accept, the game and the pending game marked started are one
+    transaction: a failure at the last step leaves the invitation pending, no
+    game, and nothing nudged; accepting again starts it."""
+    cup_key, keys = three
+    (ann, ann_key), (bob, bob_key) = keys.items()
+    told: list[str] = []
+    services = app.extensions["quarterdeck"]
+    monkeypatch.setattr(services.games, "nudge", told.append)
+    gid = invite_game(client, cup_key, [ann, bob])["id"]
+    accept_invitations(client, [ann_key])
+    invitation = pending(client, bob_key)[0]["id"]
+
+    def fails(*_args) -> None:
+        raise RuntimeError("the server fails as the pending game is marked started")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(services.invitations.store, "started", fails)
+        assert answer(client, invitation, bob_key).status_code == 500
+    assert told == [] and ctx.store.game(gid) is None
+    assert [i["id"] for i in pending(client, bob_key)] == [invitation]
+    assert client.get(f"/v1/games/{gid}").get_json()["status"] == "invited"
+
+    assert answer(client, invitation, bob_key).status_code == 200
+    assert told == [gid] and ctx.store.game(gid) is not None
 
 
 def test_a_game_the_rules_refuse_is_refused_before_anyone_is_invited(client, ctx, three):

@@ -1,7 +1,8 @@
 """The lobby against real PostgreSQL (docs/API.md "Tables"): open, list, join,
 leave; the last join starts the game with a seat order drawn from its seed
-(and the audit re-derives it); players racing for the last seats never
-over-seat a table nor start it twice."""
+(and the audit re-derives it), in its transaction (both or neither), and its
+projection is nudged once that commits; players racing for the last seats
+never over-seat a table nor start it twice."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import dataclasses
 import threading
 import uuid
 
+import psycopg
 from support import auth
 from support.accounts import organiser, register, unique
 
@@ -125,10 +127,58 @@ def test_an_organisers_table_starts_a_game_it_organises(client, ctx, settings):
     assert opening["created_by"] == cup and opening["rated"] is True
 
 
-def test_eight_players_racing_for_two_seats_never_overseat_nor_start_twice(app, ctx):
+def test_the_join_that_fills_a_table_nudges_its_game_once_after_the_commit(app, client, settings, monkeypatch):
+    told: list[tuple[str, tuple | None]] = []
+    with psycopg.connect(settings.database_url, autocommit=True) as other:
+
+        def nudge(game_id: str) -> None:
+            # What another connection sees of the table when the nudge comes.
+            row = other.execute("SELECT status, game_id::text FROM lobby_tables WHERE game_id = %s", (game_id,))
+            told.append((game_id, row.fetchone()))
+
+        monkeypatch.setattr(app.extensions["quarterdeck"].games, "nudge", nudge)
+        _, ann_key = register(client)
+        _, bob_key = register(client, unique("bob"))
+        table = open_table(client, ann_key, seats=2)
+        assert told == []
+        started = client.post(f"/v1/tables/{table['id']}/join", headers=auth(bob_key)).get_json()
+    assert started["status"] == "started"
+    assert told == [(started["game_id"], ("started", started["game_id"]))]
+
+
+def test_a_last_join_that_fails_after_creating_the_game_records_neither(app, client, ctx, monkeypatch):
+    """The table's last seat, its game and the table marked started are one
+    transaction: a failure at the last step leaves the table open with its seat
+    free, no game, and nothing nudged; the next join starts it."""
+    told: list[str] = []
+    services = app.extensions["quarterdeck"]
+    monkeypatch.setattr(services.games, "nudge", told.append)
+    ann, ann_key = register(client)
+    bob, bob_key = register(client, unique("bob"))
+    table = open_table(client, ann_key, seats=2)
+
+    def fails(*_args) -> None:
+        raise RuntimeError("the server fails as the table is marked started")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(services.lobby.store, "started", fails)
+        assert client.post(f"/v1/tables/{table['id']}/join", headers=auth(bob_key)).status_code == 500
+    assert told == [] and games_of_table(ctx, table["id"]) == []
+    after = client.get(f"/v1/tables/{table['id']}").get_json()
+    assert after["status"] == "open" and after["players"] == [ann] and after["game_id"] is None
+
+    started = client.post(f"/v1/tables/{table['id']}/join", headers=auth(bob_key)).get_json()
+    assert started["status"] == "started" and started["players"] == [ann, bob]
+    assert told == [started["game_id"]] and games_of_table(ctx, table["id"]) == [started["game_id"]]
+
+
+def test_eight_players_racing_for_two_seats_never_overseat_nor_start_twice(app, ctx, monkeypatch):
     """100 rounds: one player opens a 3-seat table, then 8 players join at once
     for its 2 free seats.  Exactly 2 joins win (the second starts the game),
-    6 get 409 table_full, the table holds 3, and one game has its id."""
+    6 get 409 table_full, the table holds 3, and one game has its id and is
+    nudged once."""
+    told: list[str] = []
+    monkeypatch.setattr(app.extensions["quarterdeck"].games, "nudge", told.append)
     client = app.test_client()
     opener = register(client)[1]
     racers = [register(client, unique(f"r{i}"))[1] for i in range(8)]
@@ -144,6 +194,8 @@ def test_eight_players_racing_for_two_seats_never_overseat_nor_start_twice(app, 
         final = client.get(f"/v1/tables/{tid}").get_json()
         assert final["status"] == "started" and len(final["players"]) == 3
         assert games_of_table(ctx, tid) == [final["game_id"]] == [started[0]["game_id"]]
+        assert told == [final["game_id"]], (round_, told)
+        told.clear()
         with ctx.store.pool.connection() as conn:
             seated = conn.execute("SELECT count(*) FROM lobby_seats WHERE table_id = %s", (tid,)).fetchone()[0]
         assert seated == 3

@@ -80,3 +80,25 @@ def test_with_redis_away_a_batch_is_counted_and_nothing_is_raised():
     before = metrics.ENQUEUE_FAILURES._value.get()
     n._mark_all(["a", "b", "c"])
     assert metrics.ENQUEUE_FAILURES._value.get() == before + 3
+
+
+def test_a_tournaments_commit_enqueues_its_projection_and_after_a_pairing_its_advance(private_redis):
+    """The nudge's tournament entry point: each commit its own projection job; a commit
+    that paired a round (or aborted the tournament) the worker's advance too."""
+    from types import SimpleNamespace
+
+    r = private_redis
+    r.flushdb()
+    queue = Queue("qd-nudge-test", connection=r)
+    n = Nudge(r, queue, shards=1)
+    n.tournament("t1", [SimpleNamespace(type="PlayerRegistered")])
+    n.tournament("t2", [SimpleNamespace(type="TableStarted"), SimpleNamespace(type="RoundPaired")])
+    n.tournament("t3")
+    jobs = [(job.func_name, job.args) for job in queue.jobs]
+    assert jobs == [
+        (nudge.PROJECT_TOURNAMENT_JOB, ("t1",)),
+        (nudge.PROJECT_TOURNAMENT_JOB, ("t2",)),
+        (nudge.ADVANCE_TOURNAMENT_JOB, ("t2",)),
+        (nudge.PROJECT_TOURNAMENT_JOB, ("t3",)),
+    ]
+    assert r.scard(nudge.dirty(0)) == 0, "a tournament is not a game: nothing marked dirty"

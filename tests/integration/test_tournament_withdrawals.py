@@ -307,7 +307,7 @@ def test_trn_070_the_worker_aborts_the_games_an_abort_did_not_reach(client, ctx,
     post(client, f"/v1/tournaments/{tid}/start", okey)
     run_worker()
     game = client.get(f"/v1/tournaments/{tid}/rounds/1").get_json()["tables"][0]["game_id"]
-    TournamentService(ctx.tournament_store, ctx.tournament_nudge).execute(tid, AbortTournament("Fire.", by=org), by=org)
+    TournamentService(ctx.tournament_store, ctx.nudge.tournament).execute(tid, AbortTournament("Fire.", by=org), by=org)
     assert ctx.store.read(game)[-1].type != "GameFinished"
     tjobs.project(tid)  # the read model says aborted; the game still runs
     assert client.get(f"/v1/tournaments/{tid}").get_json()["status"] == "aborted"

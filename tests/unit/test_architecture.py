@@ -182,13 +182,6 @@ def test_the_service_layer_takes_commands(name: str) -> None:
     assert all(_under(m, *allowed) for m in _ours(name)), _ours(name)
 
 
-#: Adapters that still reach up into the service layer.  ``lobby`` and ``invitations``
-#: open a game for a table (or an accepted invitation) inside their own transaction
-#: through ``GameService``: the unit of work's "committed" hook that would let the
-#: service layer do it is not built yet.  The test fails once an entry no longer offends.
-ADAPTERS_REACHING_UP = {"service.adapters.lobby"}
-
-
 #: What an adapter may use of ours besides the domain: the settings and Redis's roles.
 ADAPTER_SUPPORT = ("service.bots", "service.adapters", "service.config", "service.redis_roles")
 
@@ -199,10 +192,9 @@ def test_the_adapters_import_only_the_domain(name: str) -> None:
     ours the domain, each other, the settings and Redis's roles."""
     assert not _tops(name) & (FRAMEWORKS - {"redis"}), _tops(name) & FRAMEWORKS
     up = {m for m in _ours(name) if not _under(m, *PURE, *ADAPTER_SUPPORT)}
-    if name in ADAPTERS_REACHING_UP:
-        assert up, f"{name} no longer reaches up: remove it from ADAPTERS_REACHING_UP"
-    else:
-        assert not up, up
+    use_cases = {m for m in up if _under(m, "service.service_layer")}
+    assert not use_cases, f"an adapter never calls a use case; the use case calls it, in a unit of work: {use_cases}"
+    assert not up, up
 
 
 #: HTTP modules that still import redis.  ``streams`` and ``waiting`` hold the streams'
