@@ -15,9 +15,9 @@ a new stream starts with the whole board).
 What a stream costs: a socket and a greenlet (``service/http/waiting.py``),
 no worker thread, and no reading per follower: the board of a version is
 read and serialised once per process and kind of viewer.  What one client
-can hold is bounded: :class:`StreamSlots` (per client address, and per
-account key), a maximum and an idle duration, and a write time limit (a
-reader that stops reading is dropped).
+can hold is bounded: its stream slots (per client address, and per account
+key: ``service/adapters/stream_slots.py``), a maximum and an idle duration,
+and a write time limit (a reader that stops reading is dropped).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import contextlib
 import copy
 import json
 import math
-import secrets
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -41,6 +40,7 @@ from projections import game_lists, keys
 from schemas import openapi
 from schemas.http import ErrorOut, GameOut
 from service.adapters.pooled import StoreUnavailable
+from service.adapters.stream_slots import SlotsFull, StreamSlots
 from service.domain import identity
 from service.games.base import ADMIN
 from service.http import games, resume, waiting
@@ -61,67 +61,6 @@ _GAME_OUT = GameOut()
 
 
 # -- limits ---------------------------------------------------------------------
-# A sorted set per client (address or key): member = one open stream, score =
-# when its lease ends (Redis server time).  Leases are renewed at every ping,
-# so a process that died without releasing its slots frees them within a lease.
-_ACQUIRE = """
-local now = redis.call('TIME')
-local t = tonumber(now[1]) + tonumber(now[2]) / 1000000
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', t)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('ZADD', KEYS[1], t + tonumber(ARGV[2]), ARGV[1])
-redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2])) + 1)
-return 1
-"""
-# Renewing also puts back a slot that Redis lost (restarted empty): the stream still runs.
-_RENEW = """
-local now = redis.call('TIME')
-local t = tonumber(now[1]) + tonumber(now[2]) / 1000000
-redis.call('ZADD', KEYS[1], t + tonumber(ARGV[2]), ARGV[1])
-redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2])) + 1)
-return 1
-"""
-
-
-def _slot_key(scope: str, who: str) -> str:
-    # Hash tag on the client: one slot per client on a cluster.
-    return f"streams:{scope}:{{{who}}}"
-
-
-class StreamSlots:
-    """Concurrent streams per client: :meth:`acquire` or 429 ``too_many_streams``."""
-
-    def __init__(self, r: redis.Redis, lease_seconds: float) -> None:
-        self.r = r
-        self.lease = lease_seconds
-        self.member = secrets.token_hex(8)
-        self.held: list[str] = []
-
-    def acquire(self, clients: list[tuple[str, str, int]]) -> None:
-        """Take one slot for each ``(scope, who, limit)`` (limit 0: unlimited),
-        all or none; aborts with 429 if one is full."""
-        for scope, who, limit in clients:
-            if limit <= 0:
-                continue
-            key = _slot_key(scope, who)
-            if not self.r.eval(_ACQUIRE, 1, key, self.member, self.lease, limit):
-                self.release()
-                abort(too_many_streams(scope, limit))
-            self.held.append(key)
-
-    def renew(self) -> None:
-        for key in self.held:
-            # Redis away: the stream goes on; its lease may lapse, which frees a slot.
-            with contextlib.suppress(redis.RedisError):
-                self.r.eval(_RENEW, 1, key, self.member, self.lease)
-
-    def release(self) -> None:
-        for key in self.held:
-            with contextlib.suppress(redis.RedisError):  # else the lease runs out by itself
-                self.r.zrem(key, self.member)
-        self.held.clear()
-
-
 def too_many_streams(scope: str, limit: int) -> Response:
     err = ApiError(
         429,
@@ -145,7 +84,10 @@ def open_slots() -> StreamSlots:
     caller = principal()
     if caller.account is not None:
         clients.append(("key", caller.account.account_id, settings.streams_per_key))
-    slots.acquire(clients)
+    try:
+        slots.acquire(clients)
+    except SlotsFull as full:
+        abort(too_many_streams(full.scope, full.limit))
     return slots
 
 
