@@ -11,7 +11,7 @@ from werkzeug.exceptions import HTTPException
 
 from schemas import openapi
 from schemas.http import ErrorOut
-from service import metrics, redis_roles
+from service import metrics, redis_roles, views
 from service.adapters.eventstore import StoreUnavailable
 from service.bootstrap import Components, bootstrap, game_service
 from service.config import Settings
@@ -122,6 +122,10 @@ def _register_errors(app: Flask) -> None:
     # (docs/SCALING.md, "Redis by role").
     for redis_error in (*redis_roles.DOWN, *redis_roles.CLUSTER_ERRORS):
         app.register_error_handler(redis_error, redis_down)
+
+    @app.errorhandler(views.ReadModelsUnavailable)
+    def read_models_down(err: views.ReadModelsUnavailable):
+        return api_error(unavailable("redis", err.reason))
 
     @app.errorhandler(HTTPException)
     def http_error(err: HTTPException):

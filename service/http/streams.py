@@ -17,7 +17,8 @@ no worker thread, and no reading per follower: the board of a version is
 read and serialised once per process and kind of viewer.  What one client
 can hold is bounded: its stream slots (per client address, and per account
 key: ``service/adapters/stream_slots.py``), a maximum and an idle duration,
-and a write time limit (a reader that stops reading is dropped).
+and a write time limit (a reader that stops reading is dropped).  The read
+models are read through the read side (``service/views.py``).
 """
 
 from __future__ import annotations
@@ -31,17 +32,15 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
-import redis
 from flask import Response, abort, jsonify, request
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from projections import game_lists, keys
 from schemas import openapi
 from schemas.http import ErrorOut, GameOut
+from service import views
 from service.adapters.pooled import StoreUnavailable
 from service.adapters.stream_slots import SlotsFull, StreamSlots
-from service.domain import identity
 from service.games.base import ADMIN
 from service.http import games, resume, waiting
 from service.http.common import principal, require_account, services
@@ -196,12 +195,14 @@ def board_reader(
     gid: str, viewer: Any, is_sse: bool = False
 ) -> tuple[
     Any,
-    Callable[[redis.Redis], tuple[int, tuple[bytes, bool]] | None],
+    Callable[[Any], tuple[int, tuple[bytes, bool]] | None],
     Callable[[dict[str, bytes]], tuple[bytes, bool]],
 ]:
     """(cache key, read, shape) of ``viewer``'s board line, framed as sent
-    (NDJSON, or an SSE event with ``is_sse``): ``read`` is one ``HMGET`` (the
-    board and the legal list of one version) of the newest board; ``shape``
+    (NDJSON, or an SSE event with ``is_sse``): ``read(r)`` is one ``HMGET`` (the
+    board and the legal list of one version) of the newest board, on the read
+    side's client ``r`` (``views.board_fields``: its failure raises
+    ``views.ReadModelsUnavailable``); ``shape``
     makes the line of a version's fields as the board channel carried them
     (``Hub.boards_after``).  Both shape it exactly as ``GET`` does.  The key
     names the kind of viewer and the framing: a line is made once per key and
@@ -225,8 +226,8 @@ def board_reader(
         data = ndjson(line)
         return (sse("board", data, version) if is_sse else data), line["status"] == "finished"
 
-    def read(r: redis.Redis) -> tuple[int, tuple[bytes, bool]] | None:
-        values = r.hmget(keys.game(gid), names)
+    def read(r: Any) -> tuple[int, tuple[bytes, bool]] | None:
+        values = views.board_fields(r, gid, names)
         if values[0] is None:
             return None
         return int(values[0]), shape(dict(zip(names, values, strict=True)))
@@ -339,8 +340,7 @@ def game_stream(game_id: Any) -> Response:
                 # The read model vanished or went back (Redis flushed or
                 # restarted empty): ask for it once; its announcement wakes us.
                 if not asked:
-                    with contextlib.suppress(redis.RedisError):
-                        svc.catch_up(gid)
+                    views.ask_for_read_model(svc.catch_up, gid)
                 asked = True
             else:
                 asked = False
@@ -362,7 +362,7 @@ def game_stream(game_id: Any) -> Response:
                 fresh = False
                 try:
                     got = hub.fetch(watch, cache_key, lambda: read(r))
-                except redis.RedisError:
+                except views.ReadModelsUnavailable:
                     got = None  # Redis away: the next announcement or safety re-read retries
                 if got is not None and (got[0] > last or not sent_any):
                     version, (data, finished) = got
@@ -379,7 +379,7 @@ def game_stream(game_id: Any) -> Response:
                 # loop sends from the hash), rebuilt from the stream.
                 try:
                     newest = hub.fetch(watch, cache_key, lambda: read(r))
-                except redis.RedisError:
+                except views.ReadModelsUnavailable:
                     newest = None
                 if newest is not None and newest[0] > last:
                     for version, (data, _) in resume.boards_between(svc.store, gid, last, newest[0], shape):
@@ -417,24 +417,6 @@ class AccountLine(Schema):
     tournament_id = fields.String(metadata={"description": "`invitation` of kind `tournament`"})
     version = fields.Integer()
     reason = fields.String(metadata={"description": "`end`: shutdown | max_duration"})
-
-
-def _turns_now(r: redis.Redis, handle: str) -> Iterator[dict[str, Any]]:
-    """``your_turn`` for each of the account's active games where it is to act
-    now: a stream (re)started misses no turn that came while it was away."""
-    games_now, _ = game_lists.page(r, {"player": handle, "status": "active"}, 0, CATCH_UP_GAMES)
-    mine = identity.handle_key(handle)
-    for summary in games_now:
-        gid = summary["id"]
-        version, to_act, info = r.hmget(keys.game(gid), ["version", "to_act", "info"])
-        if version is None or to_act is None or info is None:
-            continue
-        parsed = orjson.loads(info)
-        flags = parsed.get("accounts") or []
-        for seat in orjson.loads(to_act):
-            player = parsed["players"][seat] if seat < len(parsed["players"]) else None
-            if player and seat < len(flags) and flags[seat] and identity.handle_key(player) == mine:
-                yield {"type": "your_turn", "game_id": gid, "version": int(version)}
 
 
 def _invitations_now(invitations: Any, account: Any) -> list[dict[str, Any]]:
@@ -503,8 +485,8 @@ def account_stream() -> Response:
                     lines.append(frame(queue.popleft()))
                 return b"".join(lines), False
 
-            with contextlib.suppress(redis.RedisError):
-                for line in _turns_now(r, handle):
+            with contextlib.suppress(views.ReadModelsUnavailable):
+                for line in views.turns_now(r, handle, CATCH_UP_GAMES):
                     yield frame(line)
             for line in _invitations_now(invitations, account):
                 yield frame(line)
