@@ -13,7 +13,7 @@ from schemas import openapi
 from schemas.http import ErrorOut
 from service import metrics, redis_roles, views
 from service.adapters.eventstore import StoreUnavailable
-from service.bootstrap import Components, bootstrap, game_service
+from service.bootstrap import Components, announcements, bootstrap, game_service
 from service.config import Settings
 from service.domain.errors import DomainError
 from service.http import (
@@ -76,7 +76,7 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
     commands = game_service(components, on_conflict=metrics.CONFLICTS.inc)
     app.extensions["quarterdeck"] = common.Services(components, commands)
     # Waits and streams sleep on the projection's announcements (connects on first use).
-    app.extensions[waiting.EXTENSION] = waiting.Hub(settings.read_url)
+    app.extensions[waiting.EXTENSION] = waiting.Hub(announcements(settings))
 
     api = QuarterdeckApi(
         app,

@@ -205,12 +205,9 @@ def test_the_adapters_import_only_the_domain(name: str) -> None:
         assert not up, up
 
 
-#: HTTP modules that still import redis.  ``waiting`` holds the projection's
-#: announcements (pub/sub, one listener a process); it should move behind an adapter,
-#: as the rate limits' counters and the streams' slots did
-#: (``service/adapters/rate_limits.py``, ``stream_slots.py``).  The test fails once an
-#: entry no longer imports redis, so the list only shrinks.
-HTTP_IMPORTING_REDIS = {"service.http.waiting"}
+#: HTTP modules that still import redis.  The test fails once an entry no longer
+#: imports redis, so the list only shrinks.
+HTTP_IMPORTING_REDIS: set[str] = set()
 
 
 @pytest.mark.parametrize("name", sorted(m for m in MODULES if _under(m, "service.http")))
@@ -241,11 +238,9 @@ BUILT_IN_BOOTSTRAP = {"GameService", "EventStore", "Redis", "StrictRedis", "Redi
 #: building a client).  ``scripts/bench`` builds its own pieces to measure them in
 #: isolation, and the tests build theirs: neither is scanned.
 BUILDERS = {"service.bootstrap", "service.redis_roles"}
-#: Modules that still build a client of their own.  ``waiting`` (the hub's pub/sub
-#: listener) opens its Redis connection from the URL, and again after a failover:
-#: bootstrap should hand it a factory.  The test fails once an entry builds nothing,
-#: so the list only shrinks.
-KNOWN_BUILDERS = {"service.http.waiting"}
+#: Modules that still build a client of their own.  The test fails once an entry
+#: builds nothing, so the list only shrinks.
+KNOWN_BUILDERS: set[str] = set()
 
 
 def _constructions(path: Path) -> list[str]:
