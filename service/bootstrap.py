@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 import redis
@@ -25,6 +26,7 @@ from projections import leaderboards
 from projections import tournaments as tournament_standings
 from projections.runner import Checkpoints, GlobalConsumer
 from service import redis_roles
+from service.adapters.announcements import PubSubOpener
 from service.adapters.eventstore import EventStore, check_if_idle, configure_connection
 from service.adapters.rate_limits import RateLimits
 from service.adapters.tournament_store import TournamentStore
@@ -125,6 +127,20 @@ def rate_limits(settings: Settings, prefix: str = "qd:rl") -> RateLimits:
     with short timeouts: a limit must not hold a request for long when Redis is away."""
     client = redis_roles.connect_one(settings.read_url, socket_connect_timeout=0.5, socket_timeout=0.5)
     return RateLimits(settings, client, prefix)
+
+
+def announcements(settings: Settings) -> PubSubOpener:
+    """What opens the waiting hub's pub/sub connections (``service/http/waiting.py``)
+    to the read side's Redis: ``opener(name)``, at the hub's start and after a failover."""
+
+    def connect(name: str) -> Any:
+        # No socket timeout: the listener blocks on its socket by design
+        # (get_message's own timeout bounds each wait).
+        return redis_roles.connect_one(
+            settings.read_url, socket_connect_timeout=2, socket_keepalive=True, client_name=name
+        )
+
+    return PubSubOpener(connect)
 
 
 def bootstrap(settings: Settings | None = None) -> Components:

@@ -2,17 +2,33 @@
 models in Redis (cosmicpython's "views").  Handlers and pages call these with the
 components' read-side client; no HTTP or page module talks to Redis itself
 (tests/unit/test_architecture.py).
+
+The streams' reads (:func:`board_fields`, :func:`turns_now`) raise
+:class:`ReadModelsUnavailable` when Redis fails them: a stream goes on without
+that read (its next announcement or safety re-read reads again); the app
+answers 503 ``redis_unavailable`` to one that reaches it.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import orjson
 import redis
 
-from projections import keys, leaderboards, publish
+from projections import game_lists, keys, leaderboards, publish
 from projections import tournaments as tournament_view
+from service.domain import identity
+
+
+class ReadModelsUnavailable(Exception):
+    """Redis failed a read of the read side (``reason``: the error's type)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def leaderboard_summary(r: redis.Redis, games: list[str]) -> list[dict[str, Any]]:
@@ -44,3 +60,42 @@ def announce_to_account(r: redis.Redis, handle: str, line: dict[str, Any]) -> No
 def tournament_summary(r: redis.Redis, tournament_id: str) -> dict[str, Any] | None:
     """A tournament's read model (``GET /v1/tournaments/{id}``'s answer), if projected."""
     return tournament_view.read(r, tournament_id, "tournament")
+
+
+def board_fields(r: redis.Redis, game_id: str, names: list[str]) -> list[bytes | None]:
+    """``names`` of the game's read model, from one ``HMGET`` (the projection writes
+    them in one MULTI, so they reflect exactly one version); None for a field (or a
+    game) not there."""
+    try:
+        return r.hmget(keys.game(game_id), names)
+    except redis.RedisError as exc:
+        raise ReadModelsUnavailable(type(exc).__name__) from exc
+
+
+def turns_now(r: redis.Redis, handle: str, limit: int) -> Iterator[dict[str, Any]]:
+    """``your_turn`` for each of the account's active games (the newest ``limit``)
+    where it is to act now, as each is read: a stream (re)started misses no turn
+    that came while it was away."""
+    try:
+        games_now, _ = game_lists.page(r, {"player": handle, "status": "active"}, 0, limit)
+        mine = identity.handle_key(handle)
+        for summary in games_now:
+            gid = summary["id"]
+            version, to_act, info = r.hmget(keys.game(gid), ["version", "to_act", "info"])
+            if version is None or to_act is None or info is None:
+                continue
+            parsed = orjson.loads(info)
+            flags = parsed.get("accounts") or []
+            for seat in orjson.loads(to_act):
+                player = parsed["players"][seat] if seat < len(parsed["players"]) else None
+                if player and seat < len(flags) and flags[seat] and identity.handle_key(player) == mine:
+                    yield {"type": "your_turn", "game_id": gid, "version": int(version)}
+    except redis.RedisError as exc:
+        raise ReadModelsUnavailable(type(exc).__name__) from exc
+
+
+def ask_for_read_model(catch_up: Callable[[str], None], game_id: str) -> None:
+    """``catch_up(game_id)`` (the projection nudge) for a read model a stream found
+    gone; Redis away loses only the ask."""
+    with contextlib.suppress(redis.RedisError):
+        catch_up(game_id)

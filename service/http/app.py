@@ -11,9 +11,9 @@ from werkzeug.exceptions import HTTPException
 
 from schemas import openapi
 from schemas.http import ErrorOut
-from service import metrics, redis_roles
+from service import metrics, redis_roles, views
 from service.adapters.eventstore import StoreUnavailable
-from service.bootstrap import Components, bootstrap, game_service
+from service.bootstrap import Components, announcements, bootstrap, game_service
 from service.config import Settings
 from service.domain.errors import DomainError
 from service.http import (
@@ -76,7 +76,7 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
     commands = game_service(components, on_conflict=metrics.CONFLICTS.inc)
     app.extensions["quarterdeck"] = common.Services(components, commands)
     # Waits and streams sleep on the projection's announcements (connects on first use).
-    app.extensions[waiting.EXTENSION] = waiting.Hub(settings.read_url)
+    app.extensions[waiting.EXTENSION] = waiting.Hub(announcements(settings))
 
     api = QuarterdeckApi(
         app,
@@ -122,6 +122,10 @@ def _register_errors(app: Flask) -> None:
     # (docs/SCALING.md, "Redis by role").
     for redis_error in (*redis_roles.DOWN, *redis_roles.CLUSTER_ERRORS):
         app.register_error_handler(redis_error, redis_down)
+
+    @app.errorhandler(views.ReadModelsUnavailable)
+    def read_models_down(err: views.ReadModelsUnavailable):
+        return api_error(unavailable("redis", err.reason))
 
     @app.errorhandler(HTTPException)
     def http_error(err: HTTPException):

@@ -15,9 +15,10 @@ a new stream starts with the whole board).
 What a stream costs: a socket and a greenlet (``service/http/waiting.py``),
 no worker thread, and no reading per follower: the board of a version is
 read and serialised once per process and kind of viewer.  What one client
-can hold is bounded: :class:`StreamSlots` (per client address, and per
-account key), a maximum and an idle duration, and a write time limit (a
-reader that stops reading is dropped).
+can hold is bounded: its stream slots (per client address, and per account
+key: ``service/adapters/stream_slots.py``), a maximum and an idle duration,
+and a write time limit (a reader that stops reading is dropped).  The read
+models are read through the read side (``service/views.py``).
 """
 
 from __future__ import annotations
@@ -26,22 +27,20 @@ import contextlib
 import copy
 import json
 import math
-import secrets
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
-import redis
 from flask import Response, abort, jsonify, request
 from flask_smorest import Blueprint
 from marshmallow import Schema, fields, validate
 
-from projections import game_lists, keys
 from schemas import openapi
 from schemas.http import ErrorOut, GameOut
+from service import views
 from service.adapters.pooled import StoreUnavailable
-from service.domain import identity
+from service.adapters.stream_slots import SlotsFull, StreamSlots
 from service.games.base import ADMIN
 from service.http import games, resume, waiting
 from service.http.common import principal, require_account, services
@@ -61,67 +60,6 @@ _GAME_OUT = GameOut()
 
 
 # -- limits ---------------------------------------------------------------------
-# A sorted set per client (address or key): member = one open stream, score =
-# when its lease ends (Redis server time).  Leases are renewed at every ping,
-# so a process that died without releasing its slots frees them within a lease.
-_ACQUIRE = """
-local now = redis.call('TIME')
-local t = tonumber(now[1]) + tonumber(now[2]) / 1000000
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', t)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('ZADD', KEYS[1], t + tonumber(ARGV[2]), ARGV[1])
-redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2])) + 1)
-return 1
-"""
-# Renewing also puts back a slot that Redis lost (restarted empty): the stream still runs.
-_RENEW = """
-local now = redis.call('TIME')
-local t = tonumber(now[1]) + tonumber(now[2]) / 1000000
-redis.call('ZADD', KEYS[1], t + tonumber(ARGV[2]), ARGV[1])
-redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2])) + 1)
-return 1
-"""
-
-
-def _slot_key(scope: str, who: str) -> str:
-    # Hash tag on the client: one slot per client on a cluster.
-    return f"streams:{scope}:{{{who}}}"
-
-
-class StreamSlots:
-    """Concurrent streams per client: :meth:`acquire` or 429 ``too_many_streams``."""
-
-    def __init__(self, r: redis.Redis, lease_seconds: float) -> None:
-        self.r = r
-        self.lease = lease_seconds
-        self.member = secrets.token_hex(8)
-        self.held: list[str] = []
-
-    def acquire(self, clients: list[tuple[str, str, int]]) -> None:
-        """Take one slot for each ``(scope, who, limit)`` (limit 0: unlimited),
-        all or none; aborts with 429 if one is full."""
-        for scope, who, limit in clients:
-            if limit <= 0:
-                continue
-            key = _slot_key(scope, who)
-            if not self.r.eval(_ACQUIRE, 1, key, self.member, self.lease, limit):
-                self.release()
-                abort(too_many_streams(scope, limit))
-            self.held.append(key)
-
-    def renew(self) -> None:
-        for key in self.held:
-            # Redis away: the stream goes on; its lease may lapse, which frees a slot.
-            with contextlib.suppress(redis.RedisError):
-                self.r.eval(_RENEW, 1, key, self.member, self.lease)
-
-    def release(self) -> None:
-        for key in self.held:
-            with contextlib.suppress(redis.RedisError):  # else the lease runs out by itself
-                self.r.zrem(key, self.member)
-        self.held.clear()
-
-
 def too_many_streams(scope: str, limit: int) -> Response:
     err = ApiError(
         429,
@@ -145,7 +83,10 @@ def open_slots() -> StreamSlots:
     caller = principal()
     if caller.account is not None:
         clients.append(("key", caller.account.account_id, settings.streams_per_key))
-    slots.acquire(clients)
+    try:
+        slots.acquire(clients)
+    except SlotsFull as full:
+        abort(too_many_streams(full.scope, full.limit))
     return slots
 
 
@@ -254,12 +195,14 @@ def board_reader(
     gid: str, viewer: Any, is_sse: bool = False
 ) -> tuple[
     Any,
-    Callable[[redis.Redis], tuple[int, tuple[bytes, bool]] | None],
+    Callable[[Any], tuple[int, tuple[bytes, bool]] | None],
     Callable[[dict[str, bytes]], tuple[bytes, bool]],
 ]:
     """(cache key, read, shape) of ``viewer``'s board line, framed as sent
-    (NDJSON, or an SSE event with ``is_sse``): ``read`` is one ``HMGET`` (the
-    board and the legal list of one version) of the newest board; ``shape``
+    (NDJSON, or an SSE event with ``is_sse``): ``read(r)`` is one ``HMGET`` (the
+    board and the legal list of one version) of the newest board, on the read
+    side's client ``r`` (``views.board_fields``: its failure raises
+    ``views.ReadModelsUnavailable``); ``shape``
     makes the line of a version's fields as the board channel carried them
     (``Hub.boards_after``).  Both shape it exactly as ``GET`` does.  The key
     names the kind of viewer and the framing: a line is made once per key and
@@ -283,8 +226,8 @@ def board_reader(
         data = ndjson(line)
         return (sse("board", data, version) if is_sse else data), line["status"] == "finished"
 
-    def read(r: redis.Redis) -> tuple[int, tuple[bytes, bool]] | None:
-        values = r.hmget(keys.game(gid), names)
+    def read(r: Any) -> tuple[int, tuple[bytes, bool]] | None:
+        values = views.board_fields(r, gid, names)
         if values[0] is None:
             return None
         return int(values[0]), shape(dict(zip(names, values, strict=True)))
@@ -397,8 +340,7 @@ def game_stream(game_id: Any) -> Response:
                 # The read model vanished or went back (Redis flushed or
                 # restarted empty): ask for it once; its announcement wakes us.
                 if not asked:
-                    with contextlib.suppress(redis.RedisError):
-                        svc.catch_up(gid)
+                    views.ask_for_read_model(svc.catch_up, gid)
                 asked = True
             else:
                 asked = False
@@ -420,7 +362,7 @@ def game_stream(game_id: Any) -> Response:
                 fresh = False
                 try:
                     got = hub.fetch(watch, cache_key, lambda: read(r))
-                except redis.RedisError:
+                except views.ReadModelsUnavailable:
                     got = None  # Redis away: the next announcement or safety re-read retries
                 if got is not None and (got[0] > last or not sent_any):
                     version, (data, finished) = got
@@ -437,7 +379,7 @@ def game_stream(game_id: Any) -> Response:
                 # loop sends from the hash), rebuilt from the stream.
                 try:
                     newest = hub.fetch(watch, cache_key, lambda: read(r))
-                except redis.RedisError:
+                except views.ReadModelsUnavailable:
                     newest = None
                 if newest is not None and newest[0] > last:
                     for version, (data, _) in resume.boards_between(svc.store, gid, last, newest[0], shape):
@@ -475,24 +417,6 @@ class AccountLine(Schema):
     tournament_id = fields.String(metadata={"description": "`invitation` of kind `tournament`"})
     version = fields.Integer()
     reason = fields.String(metadata={"description": "`end`: shutdown | max_duration"})
-
-
-def _turns_now(r: redis.Redis, handle: str) -> Iterator[dict[str, Any]]:
-    """``your_turn`` for each of the account's active games where it is to act
-    now: a stream (re)started misses no turn that came while it was away."""
-    games_now, _ = game_lists.page(r, {"player": handle, "status": "active"}, 0, CATCH_UP_GAMES)
-    mine = identity.handle_key(handle)
-    for summary in games_now:
-        gid = summary["id"]
-        version, to_act, info = r.hmget(keys.game(gid), ["version", "to_act", "info"])
-        if version is None or to_act is None or info is None:
-            continue
-        parsed = orjson.loads(info)
-        flags = parsed.get("accounts") or []
-        for seat in orjson.loads(to_act):
-            player = parsed["players"][seat] if seat < len(parsed["players"]) else None
-            if player and seat < len(flags) and flags[seat] and identity.handle_key(player) == mine:
-                yield {"type": "your_turn", "game_id": gid, "version": int(version)}
 
 
 def _invitations_now(invitations: Any, account: Any) -> list[dict[str, Any]]:
@@ -561,8 +485,8 @@ def account_stream() -> Response:
                     lines.append(frame(queue.popleft()))
                 return b"".join(lines), False
 
-            with contextlib.suppress(redis.RedisError):
-                for line in _turns_now(r, handle):
+            with contextlib.suppress(views.ReadModelsUnavailable):
+                for line in views.turns_now(r, handle, CATCH_UP_GAMES):
                     yield frame(line)
             for line in _invitations_now(invitations, account):
                 yield frame(line)

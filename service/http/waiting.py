@@ -7,13 +7,14 @@ node on a Redis Cluster), subscribed to exactly the channels of the games and
 accounts this process has waiters for: a game's ``g:{<id>}:changed`` (published
 by the projection worker inside the write it announces:
 ``projections/publish.py``) while anything waits on the game, and nothing else.
-A process with no waiters hears no announcement.  On one Redis server the hub
-uses ``SUBSCRIBE``; on a Redis Cluster, ``SSUBSCRIBE`` (sharded pub/sub: a
-channel lives on the node of its hash tag's slot, so an announcement reaches
-only the node of its game and the processes that asked for that game); the
-code is the same.  A channel subscribed after its game was written may have
-missed that write's announcement, so once Redis confirms a game's subscription
-the hub re-reads the game's version.  A channel no longer waited on is left
+A process with no waiters hears no announcement.  The connection is the
+adapter's (``service/adapters/announcements.py``: ``SUBSCRIBE`` on one Redis
+server, ``SSUBSCRIBE`` on a Redis Cluster, so an announcement reaches only the
+node of its game and the processes that asked for that game); the composition
+root hands the hub a factory that opens one (``bootstrap.announcements``), at
+its start and after a failover.  A channel subscribed after its game was
+written may have missed that write's announcement, so once Redis confirms a
+game's subscription the hub re-reads the game's version.  A channel no longer waited on is left
 once it has been unwanted at two safety re-reads in a row (2-4 s), so a game
 waited on again a moment later costs no new subscription.
 
@@ -58,10 +59,8 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-import redis
-
 from projections import keys, publish
-from service import redis_roles
+from service.adapters.announcements import PubSub, PubSubLost
 
 log = logging.getLogger(__name__)
 
@@ -168,8 +167,10 @@ class Hub:
     Built by ``create_app``; it connects on first use (nothing connects at
     import), from the thread (greenlet) of the first waiter."""
 
-    def __init__(self, redis_url: str, safety_seconds: float = SAFETY_SECONDS) -> None:
-        self.redis_url = redis_url
+    def __init__(self, open_pubsub: Callable[[str], PubSub], safety_seconds: float = SAFETY_SECONDS) -> None:
+        """``open_pubsub(name)``: a new pub/sub connection, named ``name`` in Redis
+        (``bootstrap.announcements``); called at the start and after each failure."""
+        self.open_pubsub = open_pubsub
         self.safety_seconds = safety_seconds
         #: Set by :meth:`shutdown`: every wait returns and streams end with a final line.
         self.closing = False
@@ -194,7 +195,7 @@ class Hub:
         #: Messages heard (announcements, boards, account events), for tests and metrics.
         self.heard = 0
         self._thread: threading.Thread | None = None
-        self._redis: redis.Redis | None = None
+        self._pubsub: PubSub | None = None
         #: Its connections' name in Redis (``CLIENT LIST``).
         self.client_name = f"qd-hub-{os.getpid()}-{id(self):x}"
         _HUBS.add(self)
@@ -436,17 +437,10 @@ class Hub:
 
     def _run(self) -> None:
         pause = 0.1
-        cluster = redis_roles.is_cluster_url(self.redis_url)
         while not self.closing:
             channels = None
             try:
-                if self._redis is None:
-                    # No socket timeout: the listener blocks on its socket by design
-                    # (get_message's own timeout bounds each wait).
-                    self._redis = redis_roles.connect_one(
-                        self.redis_url, socket_connect_timeout=2, socket_keepalive=True, client_name=self.client_name
-                    )
-                channels = _Channels(self._redis)
+                channels = self._pubsub = self.open_pubsub(self.client_name)
                 self.connected = True
                 pause = 0.1
                 # Anything published while we were away was lost: re-read it all.
@@ -464,9 +458,9 @@ class Hub:
                         self._subscribe(channels, leave=True)
                         self._resync(reset=False)
                         next_check = time.monotonic() + self.safety_seconds
-            except (redis.RedisError, OSError) as exc:
+            except PubSubLost as exc:
                 if self.connected:
-                    log.warning("waiting hub: Redis pub/sub lost (%s); reconnecting", type(exc).__name__)
+                    log.warning("waiting hub: Redis pub/sub lost (%s); reconnecting", exc.reason)
                 self.connected = False
                 time.sleep(pause)
                 pause = min(pause * 2, 2.0)
@@ -485,17 +479,11 @@ class Hub:
                     self._dirty = True
                     for cell in (*self._games.values(), *self._accounts.values()):
                         cell.subscribed.clear()
+                self._pubsub = None
                 if channels is not None:
-                    with contextlib.suppress(Exception):
-                        channels.close()
-                # A cluster client is kept: it knows every node by now, and the node of
-                # the URL may be the one that is down.  A single server's is made anew.
-                if self._redis is not None and not cluster:
-                    with contextlib.suppress(Exception):
-                        self._redis.close()
-                    self._redis = None
+                    channels.close()
 
-    def _subscribe(self, channels: _Channels, leave: bool) -> None:
+    def _subscribe(self, channels: PubSub, leave: bool) -> None:
         """Subscribe the channels newly wanted (only this listener touches the
         pub/sub connection); with ``leave``, also unsubscribe those no longer wanted."""
         with self._lock:
@@ -542,13 +530,10 @@ class Hub:
                 self._to_read.append(game)
 
     def _read_confirmed(self) -> None:
-        assert self._redis is not None
+        assert self._pubsub is not None
         with self._lock:
             games, self._to_read = self._to_read, []
-        with self._redis.pipeline(transaction=False) as pipe:
-            for gid in games:
-                pipe.hget(keys.game(gid), "version")
-            versions = pipe.execute()
+        versions = self._pubsub.versions([keys.game(gid) for gid in games])
         for gid, raw in zip(games, versions, strict=True):
             cell = self._games.get(gid)
             if cell is not None and raw is not None:
@@ -602,15 +587,12 @@ class Hub:
         waiters of those that moved (all of them when ``reset``: after a
         reconnect, when versions may even have gone back, Redis having
         restarted empty)."""
-        assert self._redis is not None
+        assert self._pubsub is not None
         with self._lock:
             games = list(self._games.items())
             accounts = list(self._accounts.values())
         if games:
-            with self._redis.pipeline(transaction=False) as pipe:
-                for gid, _ in games:
-                    pipe.hget(keys.game(gid), "version")
-                versions = pipe.execute()
+            versions = self._pubsub.versions([keys.game(gid) for gid, _ in games])
             for (_, cell), raw in zip(games, versions, strict=True):
                 version = int(raw) if raw is not None else 0
                 if reset or version > cell.version:
@@ -622,42 +604,6 @@ class Hub:
         if reset:
             for cell in accounts:
                 self._bump(cell)
-
-
-class _Channels:
-    """The hub's pub/sub connection: ``SUBSCRIBE`` on one Redis server,
-    ``SSUBSCRIBE`` on a Redis Cluster (sharded: one connection per node that
-    holds a subscribed channel, and each announcement stays on its slot's
-    node).  The channel names are the same."""
-
-    def __init__(self, client: Any) -> None:
-        self.sharded = redis_roles.is_cluster(client)
-        self.pubsub = client.pubsub()
-        self.channels = 0
-
-    def subscribe(self, channels: list[str]) -> None:
-        (self.pubsub.ssubscribe if self.sharded else self.pubsub.subscribe)(*channels)
-        self.channels += len(channels)
-
-    def unsubscribe(self, channels: list[str]) -> None:
-        (self.pubsub.sunsubscribe if self.sharded else self.pubsub.unsubscribe)(*channels)
-        self.channels -= len(channels)
-
-    def get_message(self, timeout: float, wake: threading.Event) -> dict[str, Any] | None:
-        if self.channels <= 0:
-            # Nothing subscribed, so nothing to read: sleep until a channel is wanted.
-            wake.wait(timeout)
-            return None
-        if self.sharded:
-            return self.pubsub.get_sharded_message(timeout=timeout)
-        return self.pubsub.get_message(timeout=timeout)
-
-    def check_health(self) -> None:
-        if not self.sharded and self.channels > 0:
-            self.pubsub.check_health()
-
-    def close(self) -> None:
-        self.pubsub.close()
 
 
 def shutdown_all() -> None:

@@ -20,7 +20,8 @@ from support import auth, play_fast, projecting, serving
 
 from projections import keys, publish
 from projections.runner import project_game
-from service.http import streams, waiting
+from service.adapters.stream_slots import slot_key
+from service.http import waiting
 
 
 @pytest.fixture
@@ -258,7 +259,7 @@ def test_streams_per_client_address_are_limited(settings, new_game):
     # Earlier tests of this pytest worker share its Redis database and may still
     # hold a lease from 127.0.0.1 (a minute at most); this test counts from zero.
     with redis.Redis.from_url(settings.redis_url) as r:
-        r.delete(streams._slot_key("address", "127.0.0.1"))
+        r.delete(slot_key("address", "127.0.0.1"))
     # Quick pings: the server notices a client that left at its next write.
     with local_app(settings, streams_per_address=2, stream_ping_seconds=0.3) as (_, base):
         held = [requests.get(url_of(base), stream=True, timeout=30) for _ in range(2)]

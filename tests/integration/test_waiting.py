@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from projections import keys, publish
+from service.bootstrap import announcements
 from service.http import waiting
 from service.http.waiting import Hub, wait_until
 
@@ -28,7 +29,7 @@ def r(settings):
 
 @pytest.fixture
 def hub(settings):
-    h = Hub(settings.redis_url, safety_seconds=0.5)
+    h = Hub(announcements(settings), safety_seconds=0.5)
     yield h
     h.shutdown()
 
@@ -345,7 +346,7 @@ def test_a_process_with_no_waiters_receives_no_announcements(hub, r):
 def test_a_write_just_before_the_subscription_is_read_once_confirmed(settings, r):
     """A game written (and announced) before the hub's subscription to it took effect
     is not missed until the safety re-read: the hub reads its version on confirmation."""
-    h = Hub(settings.redis_url, safety_seconds=60)
+    h = Hub(announcements(settings), safety_seconds=60)
     try:
         gid = str(uuid.uuid4())
         r.hset(keys.game(gid), "version", 4)

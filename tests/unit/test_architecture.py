@@ -197,20 +197,11 @@ def test_the_adapters_import_only_the_domain(name: str) -> None:
     assert not up, up
 
 
-#: HTTP modules that still import redis.  ``streams`` and ``waiting`` hold the streams'
-#: slots and the projection's announcements (pub/sub, one listener a process); each
-#: should move behind an adapter of the read side, as the rate limits' counters did
-#: (``service/adapters/rate_limits.py``).  The test fails once an entry no longer
-#: imports redis, so the list only shrinks.
-HTTP_IMPORTING_REDIS = {"service.http.streams", "service.http.waiting"}
-
-
 @pytest.mark.parametrize("name", sorted(m for m in MODULES if _under(m, "service.http")))
 def test_no_http_or_page_module_imports_redis(name: str) -> None:
-    if name in HTTP_IMPORTING_REDIS:
-        assert "redis" in _tops(name), f"{name} no longer imports redis: remove it from HTTP_IMPORTING_REDIS"
-    else:
-        assert "redis" not in _tops(name), "read Redis through the read side (service.views), not in a handler"
+    """The read models through the read side (``service.views``); the streams' slots and
+    the announcements' pub/sub through their adapters (``service/adapters``)."""
+    assert "redis" not in _tops(name), "Redis through service.views or an adapter (service/adapters), not in HTTP"
 
 
 def test_no_module_reaches_into_flask_smorest_internals() -> None:
@@ -233,11 +224,6 @@ BUILT_IN_BOOTSTRAP = {"GameService", "EventStore", "Redis", "StrictRedis", "Redi
 #: building a client).  ``scripts/bench`` builds its own pieces to measure them in
 #: isolation, and the tests build theirs: neither is scanned.
 BUILDERS = {"service.bootstrap", "service.redis_roles"}
-#: Modules that still build a client of their own.  ``waiting`` (the hub's pub/sub
-#: listener) opens its Redis connection from the URL, and again after a failover:
-#: bootstrap should hand it a factory.  The test fails once an entry builds nothing,
-#: so the list only shrinks.
-KNOWN_BUILDERS = {"service.http.waiting"}
 
 
 def _constructions(path: Path) -> list[str]:
@@ -275,10 +261,7 @@ def test_only_bootstrap_builds_services_stores_and_clients(name: str) -> None:
     built = _constructions(_scanned_for_construction()[name])
     if name in BUILDERS:
         return
-    if name in KNOWN_BUILDERS:
-        assert built, f"{name} builds nothing now: remove it from KNOWN_BUILDERS"
-    else:
-        assert not built, f"build these in service/bootstrap.py and pass them in: {built}"
+    assert not built, f"build these in service/bootstrap.py and pass them in: {built}"
 
 
 def test_nothing_points_outside_the_repo() -> None:
