@@ -63,6 +63,13 @@ class Components:
     #: read side's client itself when both roles share one server.
     queue_redis: redis.Redis | None = None
 
+    def ping_redis(self) -> None:
+        """PING every Redis role (the read side's and, when apart, the queue's): a
+        readiness check; raises what the client raises."""
+        self.redis.ping()
+        if self.queue_redis is not None and self.queue_redis is not self.redis:
+            self.queue_redis.ping()
+
     def close(self) -> None:
         self.store.pool.close()
         self.redis.close()

@@ -57,6 +57,35 @@ def announce_to_account(r: redis.Redis, handle: str, line: dict[str, Any]) -> No
         publish.account_event(r, handle, line)
 
 
+def ratings(r: redis.Redis, players: list[tuple[str, str]]) -> list[float | None]:
+    """Each (game type, handle)'s rating, ``None`` for one not rated yet: one round trip."""
+    with r.pipeline(transaction=False) as pipe:
+        for game, handle in players:
+            pipe.hget(leaderboards.stats_key(game), handle)
+        raws = pipe.execute()
+    return [
+        leaderboards.present(handle, orjson.loads(raw))["rating"] if raw else None
+        for (_, handle), raw in zip(players, raws, strict=True)
+    ]
+
+
+def game_list(
+    r: redis.Redis,
+    facets: dict[str, str],
+    offset: int,
+    limit: int,
+    finished_rows: Callable[[list[str]], Any] | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """A page of ``GET /v1/games`` (the lists the projection keeps per filter combination)."""
+    return game_lists.page(r, facets, offset, limit, finished_rows)
+
+
+def tournament_field(r: redis.Redis, tournament_id: str, field: str) -> Any:
+    """A field of a tournament's read model (``tournament``, ``round:<n>``,
+    ``standings:<n>``), if projected."""
+    return tournament_view.read(r, tournament_id, field)
+
+
 def tournament_summary(r: redis.Redis, tournament_id: str) -> dict[str, Any] | None:
     """A tournament's read model (``GET /v1/tournaments/{id}``'s answer), if projected."""
     return tournament_view.read(r, tournament_id, "tournament")

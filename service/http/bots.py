@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from flask_smorest import Blueprint
 
-from projections import leaderboards
 from schemas.bots import BotListOut, BotSeatIn
 from schemas.http import ErrorOut
 from schemas.tables import TableOut
+from service import views
 from service.adapters import house_bots
 from service.adapters.house_bots import HouseBot
 from service.http.common import require_account, services
@@ -27,20 +26,16 @@ def budget_ms(level: int) -> int | None:
 
 def present(bots: list[HouseBot]) -> list[dict[str, Any]]:
     """The bots as ``GET /v1/bots`` lists them, each with its rating (one read of the leaderboards)."""
-    r = services().redis
-    with r.pipeline(transaction=False) as pipe:
-        for bot in bots:
-            pipe.hget(leaderboards.stats_key(bot.game), bot.handle)
-        raws = pipe.execute()
+    ratings = views.ratings(services().redis, [(bot.game, bot.handle) for bot in bots])
     return [
         {
             "handle": bot.handle,
             "game": bot.game,
             "level": bot.level,
             "budget_ms": budget_ms(bot.level),
-            "rating": leaderboards.present(bot.handle, json.loads(raw))["rating"] if raw else None,
+            "rating": rating,
         }
-        for bot, raw in zip(bots, raws, strict=True)
+        for bot, rating in zip(bots, ratings, strict=True)
     ]
 
 

@@ -10,7 +10,6 @@ from typing import Any
 from flask import g, request
 from flask_smorest import Blueprint
 
-from projections import game_lists, keys
 from schemas import openapi
 from schemas.http import (
     AbortIn,
@@ -27,7 +26,7 @@ from schemas.http import (
     MinVersionArgs,
 )
 from schemas.intents import parse_intent
-from service import metrics
+from service import metrics, views
 from service.adapters.eventstore import StoreUnavailable
 from service.domain import clocks, identity, pipeline
 from service.domain.errors import DomainError
@@ -59,9 +58,8 @@ def _read(game_id: str, names: list[str], min_version: int | None = None) -> dic
     always read (first of ``names``)."""
     svc = services()
     r = svc.redis
-    key = keys.game(game_id)
     names = ["version", *(n for n in names if n != "version")]
-    values = r.hmget(key, names)
+    values = views.board_fields(r, game_id, names)
     if values[0] is None:
         if svc.store.game(game_id) is None:
             raise not_found()
@@ -86,7 +84,12 @@ def _read(game_id: str, names: list[str], min_version: int | None = None) -> dic
 
         # Woken by the projection's announcement (service/http/waiting.py), not by polling.
         values = waiting.wait_until(
-            waiting.hub(), game_id, lambda: r.hmget(key, names), lambda v: not behind(v), wait, vanished
+            waiting.hub(),
+            game_id,
+            lambda: views.board_fields(r, game_id, names),
+            lambda v: not behind(v),
+            wait,
+            vanished,
         )
     if values[0] is None:
         raise ApiError(
@@ -223,7 +226,7 @@ def list_games(args: dict[str, Any]) -> dict[str, Any]:
     if args.get("rated"):
         facets["rated"] = "true"
     svc = services()
-    games, total = game_lists.page(svc.redis, facets, args["offset"], args["limit"], svc.store.finished_rows)
+    games, total = views.game_list(svc.redis, facets, args["offset"], args["limit"], svc.store.finished_rows)
     return {"games": games, "total": total, "limit": args["limit"], "offset": args["offset"]}
 
 

@@ -32,11 +32,8 @@ def readyz():
     except Exception as exc:
         checks["postgres"] = f"unavailable: {type(exc).__name__}"
     try:
-        svc.redis.ping()
         # With Redis by role (docs/SCALING.md), the queue's Redis too: one check, both roles.
-        queue = svc.components.queue_redis
-        if queue is not None and queue is not svc.redis:
-            queue.ping()
+        svc.components.ping_redis()
         checks["redis"] = "ok"
     except Exception as exc:
         checks["redis"] = f"unavailable: {type(exc).__name__}"

@@ -30,6 +30,7 @@ from schemas.tournaments import (
     TournamentOut,
     WithdrawIn,
 )
+from service import views
 from service.audit import tournament_bundle
 from service.audit.tournament_audit import audit_tournament
 from service.domain import identity
@@ -91,7 +92,7 @@ def _read(tournament_id: str, field: str) -> Any:
     yet (a lost job, a flushed Redis) is asked of the worker, and waited for a
     little; then ``503 read_model_unavailable``."""
     svc = services()
-    found = view.read(svc.redis, tournament_id, field)
+    found = views.tournament_field(svc.redis, tournament_id, field)
     if found is not None:
         return found
     if svc.tournaments.store.record(tournament_id) is None:
@@ -100,7 +101,7 @@ def _read(tournament_id: str, field: str) -> Any:
     found = waiting.wait_until(
         None,
         None,
-        lambda: view.read(svc.redis, tournament_id, field),
+        lambda: views.tournament_field(svc.redis, tournament_id, field),
         lambda got: got is not None,
         svc.settings.max_wait_seconds,
     )
@@ -308,7 +309,7 @@ def get_round(tournament_id: Any, n: int) -> dict[str, Any]:
     order, status and result, and its byes."""
     tid = str(tournament_id)
     summary = _read(tid, "tournament")
-    found = view.read(services().redis, tid, f"round:{n}") if 1 <= n <= summary["round"] else None
+    found = views.tournament_field(services().redis, tid, f"round:{n}") if 1 <= n <= summary["round"] else None
     if found is None:
         raise ApiError(404, "round_not_found", f"Round {n} has not been paired.", {"rounds_paired": summary["round"]})
     return found
@@ -326,7 +327,7 @@ def get_standings(args: dict[str, Any], tournament_id: Any) -> dict[str, Any]:
     n = args.get("round")
     if n is None or n == latest["round"]:
         return latest
-    found = view.read(services().redis, tid, f"standings:{n}") if n >= 1 else None
+    found = views.tournament_field(services().redis, tid, f"standings:{n}") if n >= 1 else None
     if found is None:
         raise ApiError(404, "round_not_found", f"Round {n} has not been paired.", {"rounds_paired": latest["round"]})
     return found
@@ -356,7 +357,7 @@ def _over(tid: str, summary: dict[str, Any]) -> bool:
         return True
     if summary["status"] != "aborted" or not summary["round"]:
         return summary["status"] == "aborted"
-    rnd = view.read(services().redis, tid, f"round:{summary['round']}") or {"tables": []}
+    rnd = views.tournament_field(services().redis, tid, f"round:{summary['round']}") or {"tables": []}
     started = [t["game_id"] for t in rnd["tables"] if t["game_id"] is not None and t["status"] != "finished"]
     return len(services().tournaments.store.finished_games(started)) == len(started)
 

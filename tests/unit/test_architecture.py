@@ -9,11 +9,11 @@
   (``service.domain``, the tournaments' rules, the engines) imports no
   PostgreSQL, marshmallow, Flask, Redis or RQ and nothing of ours but itself;
   the service layer takes commands (no marshmallow, Flask, Redis or RQ); the
-  adapters import only the domain; no HTTP or page module imports redis; no
-  module reads flask-smorest's private ``_apidoc``; no module but
-  ``service/bootstrap.py`` builds a ``GameService``, an ``EventStore`` or a
-  Redis client.  Offenders not yet mended are listed, each with its reason, and
-  a listed module that no longer offends fails the test (the lists only shrink).
+  adapters import no web framework, schema library or RQ and never the service
+  layer; no HTTP or page module imports redis or sends a Redis command (they
+  hand the client to ``service.views`` or an adapter); no module reads
+  flask-smorest's private ``_apidoc``; no module but ``service/bootstrap.py``
+  builds a ``GameService``, an ``EventStore`` or a Redis client.
 * Nothing of the product points outside the repo (the working material
   beside our checkout is not the product).
 """
@@ -202,6 +202,44 @@ def test_no_http_or_page_module_imports_redis(name: str) -> None:
     """The read models through the read side (``service.views``); the streams' slots and
     the announcements' pub/sub through their adapters (``service/adapters``)."""
     assert "redis" not in _tops(name), "Redis through service.views or an adapter (service/adapters), not in HTTP"
+
+
+def redis_commands_in(source: str) -> list[str]:
+    """Where code uses a Redis client itself rather than hand it on: an attribute read
+    off ``<x>.redis`` (``svc.redis.hget``) or off a name bound to one (``r = svc.redis``
+    ... ``r.hmget``).  Handing the client to the read side (``views.player(svc.redis,
+    ...)``) or to an adapter is what HTTP code may do."""
+    tree = ast.parse(source)
+    clients = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) and node.value.attr == "redis"
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    return [
+        f"{ast.unparse(node)}:{node.lineno}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and (
+            (isinstance(node.value, ast.Attribute) and node.value.attr == "redis")
+            or (isinstance(node.value, ast.Name) and node.value.id in clients)
+        )
+    ]
+
+
+def test_the_redis_command_checker_sees_commands() -> None:
+    assert redis_commands_in("r = svc.redis\nvalues = r.hmget(key, names)") == ["r.hmget:2"]
+    assert redis_commands_in("services().redis.ping()") == ["services().redis.ping:1"]
+    assert redis_commands_in("views.player(svc.redis, handle)\nr = svc.redis\nviews.turns_now(r, h)") == []
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if _under(m, "service.http")))
+def test_no_http_or_page_module_sends_redis_commands(name: str) -> None:
+    """No Redis call in a handler or a page: they hand the components' client to the
+    read side (``service.views``) or an adapter, which reads."""
+    found = redis_commands_in(MODULES[name].read_text(encoding="utf-8"))
+    assert not found, f"read through service.views (or an adapter): {found}"
 
 
 def test_no_module_reaches_into_flask_smorest_internals() -> None:
