@@ -120,13 +120,7 @@ class Lobby(Pooled):
         """Seat a player at the table, its row locked until ``conn``'s transaction
         ends; the table as it stands (full, if this took its last seat)."""
         table = self._locked(conn, table_id)
-        if any(identity.handle_key(p) == identity.handle_key(account.handle) for p in table["players"]):
-            raise Conflicting("already_seated", "You already sit at this table.")
-        if table["status"] == CLOSED:
-            raise Conflicting("table_closed", "This table was closed: everyone left it.")
-        if table["status"] == STARTED or len(table["players"]) >= table["seats"]:
-            # Its last seat went to someone else (whose join started it).
-            raise Conflicting("table_full", "Every seat of this table is taken.", {"game_id": table["game_id"]})
+        self._check_free_seat(table, account.handle, "You already sit at this table.")
         # One join at a time per account, so the cap holds under a flood.
         conn.execute("SELECT 1 FROM accounts WHERE account_id = %s FOR UPDATE", (account.account_id,))
         self._check_cap(conn, account)
@@ -136,6 +130,18 @@ class Lobby(Pooled):
         )
         table["players"] = [*table["players"], account.handle]
         return table
+
+    @staticmethod
+    def _check_free_seat(table: dict[str, Any], handle: str, seated_message: str) -> None:
+        """Refuse a seat to ``handle`` at ``table`` unless it is open, has a free seat
+        and ``handle`` does not sit there yet."""
+        if any(identity.handle_key(p) == identity.handle_key(handle) for p in table["players"]):
+            raise Conflicting("already_seated", seated_message)
+        if table["status"] == CLOSED:
+            raise Conflicting("table_closed", "This table was closed: everyone left it.")
+        if table["status"] == STARTED or len(table["players"]) >= table["seats"]:
+            # Its last seat went to someone else (whose join started it).
+            raise Conflicting("table_full", "Every seat of this table is taken.", {"game_id": table["game_id"]})
 
     def seat_bot(self, conn: psycopg.Connection, table_id: str, caller: Account, bot: Account) -> dict[str, Any]:
         """Seat a house bot at an open table (docs/API.md "House bots"), its row
@@ -150,12 +156,7 @@ class Lobby(Pooled):
         table = self._locked(conn, table_id)
         if table["creator_id"] != caller.account_id:
             raise Forbidden("not_your_table", "Only the table's owner (or its organiser) may seat a house bot.")
-        if any(identity.handle_key(p) == identity.handle_key(bot.handle) for p in table["players"]):
-            raise Conflicting("already_seated", "This house bot already sits at this table.")
-        if table["status"] == CLOSED:
-            raise Conflicting("table_closed", "This table was closed: everyone left it.")
-        if table["status"] == STARTED or len(table["players"]) >= table["seats"]:
-            raise Conflicting("table_full", "Every seat of this table is taken.", {"game_id": table["game_id"]})
+        self._check_free_seat(table, bot.handle, "This house bot already sits at this table.")
         conn.execute(
             "INSERT INTO lobby_seats (table_id, account_id, handle) VALUES (%s, %s, %s)",
             (table_id, bot.account_id, bot.handle),
