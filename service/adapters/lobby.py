@@ -120,7 +120,9 @@ class Lobby(Pooled):
         """Seat a player at the table, its row locked until ``conn``'s transaction
         ends; the table as it stands (full, if this took its last seat)."""
         table = self._locked(conn, table_id)
-        self._check_free_seat(table, account.handle, "You already sit at this table.")
+        if self._sits_at(table, account.handle):
+            raise Conflicting("already_seated", "You already sit at this table.")
+        self._check_free_seat(table)
         # One join at a time per account, so the cap holds under a flood.
         conn.execute("SELECT 1 FROM accounts WHERE account_id = %s FOR UPDATE", (account.account_id,))
         self._check_cap(conn, account)
@@ -132,11 +134,12 @@ class Lobby(Pooled):
         return table
 
     @staticmethod
-    def _check_free_seat(table: dict[str, Any], handle: str, seated_message: str) -> None:
-        """Refuse a seat to ``handle`` at ``table`` unless it is open, has a free seat
-        and ``handle`` does not sit there yet."""
-        if any(identity.handle_key(p) == identity.handle_key(handle) for p in table["players"]):
-            raise Conflicting("already_seated", seated_message)
+    def _sits_at(table: dict[str, Any], handle: str) -> bool:
+        return any(identity.handle_key(p) == identity.handle_key(handle) for p in table["players"])
+
+    @staticmethod
+    def _check_free_seat(table: dict[str, Any]) -> None:
+        """Refuse a seat at ``table`` unless it is open and has a free seat."""
         if table["status"] == CLOSED:
             raise Conflicting("table_closed", "This table was closed: everyone left it.")
         if table["status"] == STARTED or len(table["players"]) >= table["seats"]:
@@ -156,7 +159,9 @@ class Lobby(Pooled):
         table = self._locked(conn, table_id)
         if table["creator_id"] != caller.account_id:
             raise Forbidden("not_your_table", "Only the table's owner (or its organiser) may seat a house bot.")
-        self._check_free_seat(table, bot.handle, "This house bot already sits at this table.")
+        if self._sits_at(table, bot.handle):
+            raise Conflicting("already_seated", "This house bot already sits at this table.")
+        self._check_free_seat(table)
         conn.execute(
             "INSERT INTO lobby_seats (table_id, account_id, handle) VALUES (%s, %s, %s)",
             (table_id, bot.account_id, bot.handle),
