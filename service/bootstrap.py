@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import orjson
@@ -28,11 +29,17 @@ from projections.runner import Checkpoints, GlobalConsumer
 from service import redis_roles
 from service.adapters.announcements import PubSubOpener
 from service.adapters.eventstore import EventStore, check_if_idle, configure_connection
+from service.adapters.invitations import Invitations
+from service.adapters.lobby import Limits, Lobby
 from service.adapters.rate_limits import RateLimits
 from service.adapters.tournament_store import TournamentStore
 from service.config import Settings
 from service.games import registry
 from service.service_layer.commands import GameService
+from service.service_layer.invitations import InvitationService
+from service.service_layer.lobby import LobbyService
+from service.service_layer.tournament_rounds import RoundRunner
+from service.service_layer.tournaments import TournamentService
 from service.service_layer.unit_of_work import UnitOfWork
 from workers.nudge import Nudge
 
@@ -121,6 +128,41 @@ def unit_of_work(components: Components) -> UnitOfWork:
     """One transaction on the components' pool, with its committed hook
     (``service/service_layer/unit_of_work.py``); use cases take this as their factory."""
     return UnitOfWork(components.store.pool, components.settings.pool_timeout)
+
+
+def tournament_service(components: Components) -> TournamentService:
+    """The tournaments' command side; each commit enqueues its projection (and,
+    after a pairing, the worker's advance)."""
+    return TournamentService(components.tournament_store, components.nudge.tournament)
+
+
+def round_runner(components: Components, tournaments: TournamentService, games: GameService) -> RoundRunner:
+    """The tournaments' rounds: their tables' games, each created in a unit of work."""
+    return RoundRunner(tournaments, games, partial(unit_of_work, components))
+
+
+def lobby_service(components: Components, games: GameService) -> LobbyService:
+    """Open tables (docs/API.md "Tables"); the join that fills one starts its game."""
+    settings = components.settings
+    store = Lobby(
+        components.store.pool, settings.pool_timeout, Limits(open_tables_per_account=settings.max_open_tables)
+    )
+    return LobbyService(store, games, partial(unit_of_work, components))
+
+
+def invitation_service(
+    components: Components, games: GameService, register: Callable[[str, str], None]
+) -> InvitationService:
+    """Organisers invite, players accept (docs/API.md, "Consent"); ``register(tournament_id,
+    handle)`` registers an account whose tournament invitation it accepted."""
+    settings = components.settings
+    store = Invitations(
+        components.store.pool,
+        settings.pool_timeout,
+        ttl_s=settings.invitation_ttl_s,
+        max_pending=settings.max_pending_invitations,
+    )
+    return InvitationService(store, games, register, partial(unit_of_work, components))
 
 
 def rq_connection(settings: Settings) -> redis.Redis:

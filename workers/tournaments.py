@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from functools import partial
 
 from projections import tournaments as tprojection
 from service import redis_roles
 from service.adapters.eventstore import StoreUnavailable
-from service.bootstrap import game_service, unit_of_work
+from service.bootstrap import game_service, round_runner, tournament_service
 from service.service_layer.tournament_rounds import RoundRunner
-from service.service_layer.tournaments import TournamentService
 from workers import context, timeouts
 
 log = logging.getLogger(__name__)
@@ -34,11 +32,11 @@ def runner(ctx: context.Context) -> RoundRunner:
     global _runner
     with _lock:
         if _runner is None or _runner[0] is not ctx:
-            service = TournamentService(ctx.tournament_store, ctx.nudge.tournament)
+            service = tournament_service(ctx)
             # The API's terms for a new game: a tournament without a clock gets the
             # configured default, and every game the configured length cap.
             games = game_service(ctx, cache_size=timeouts.CACHE_SIZE)
-            _runner = (ctx, RoundRunner(service, games, partial(unit_of_work, ctx)))
+            _runner = (ctx, round_runner(ctx, service, games))
         return _runner[1]
 
 

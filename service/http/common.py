@@ -6,17 +6,16 @@ from __future__ import annotations
 import hmac
 import json
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import cached_property
 from typing import Any
 
 from flask import current_app, g, request
 
+from service import bootstrap
 from service.adapters.accounts import AccountStore
 from service.adapters.eventstore import EventStore
 from service.adapters.house_bots import HouseBots
-from service.adapters.invitations import Invitations
-from service.adapters.lobby import Limits, Lobby
-from service.bootstrap import Components, unit_of_work
+from service.bootstrap import Components
 from service.config import Settings
 from service.domain import identity
 from service.domain.identity import GameAccess, Principal
@@ -69,12 +68,12 @@ class Services:
     def tournaments(self) -> TournamentService:
         """The tournaments' command side; each commit enqueues its projection
         (and, after a pairing, the worker's advance)."""
-        return TournamentService(self.components.tournament_store, self.components.nudge.tournament)
+        return bootstrap.tournament_service(self.components)
 
     @cached_property
     def rounds(self) -> RoundRunner:
         """The tournaments' rounds (what the worker advances; a request aborts their games)."""
-        return RoundRunner(self.tournaments, self.games, partial(unit_of_work, self.components))
+        return bootstrap.round_runner(self.components, self.tournaments, self.games)
 
     @cached_property
     def invitations(self) -> InvitationService:
@@ -84,20 +83,11 @@ class Services:
         def register(tournament_id: str, handle: str) -> None:
             self.tournaments.execute(tournament_id, RegisterPlayers((handle,), by=handle), by=handle)
 
-        store = Invitations(
-            self.store.pool,
-            self.settings.pool_timeout,
-            ttl_s=self.settings.invitation_ttl_s,
-            max_pending=self.settings.max_pending_invitations,
-        )
-        return InvitationService(store, self.games, register, partial(unit_of_work, self.components))
+        return bootstrap.invitation_service(self.components, self.games, register)
 
     @cached_property
     def lobby(self) -> LobbyService:
-        store = Lobby(
-            self.store.pool, self.settings.pool_timeout, Limits(open_tables_per_account=self.settings.max_open_tables)
-        )
-        return LobbyService(store, self.games, partial(unit_of_work, self.components))
+        return bootstrap.lobby_service(self.components, self.games)
 
 
 def services() -> Services:

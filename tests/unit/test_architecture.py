@@ -13,7 +13,9 @@
   layer; no HTTP or page module imports redis or sends a Redis command (they
   hand the client to ``service.views`` or an adapter); no module reads
   flask-smorest's private ``_apidoc``; no module but ``service/bootstrap.py``
-  builds a ``GameService``, an ``EventStore`` or a Redis client.
+  builds a service-layer object (``GameService``, the tournaments', lobby's and
+  invitations' services, the round runner, a unit of work), an ``EventStore``
+  or a Redis client.
 * Nothing of the product points outside the repo (the working material
   beside our checkout is not the product).
 """
@@ -255,8 +257,10 @@ def test_no_module_reaches_into_flask_smorest_internals() -> None:
     assert not hits, hits
 
 
-#: What only the composition root builds: the command side, the event store, Redis clients.
-BUILT_IN_BOOTSTRAP = {"GameService", "EventStore", "Redis", "StrictRedis", "RedisCluster", "from_url"}
+#: What only the composition root builds: the service layer's objects (the use cases and
+#: the unit of work), the event store, Redis clients.
+SERVICE_OBJECTS = {"GameService", "TournamentService", "LobbyService", "InvitationService", "RoundRunner", "UnitOfWork"}
+BUILT_IN_BOOTSTRAP = SERVICE_OBJECTS | {"EventStore", "Redis", "StrictRedis", "RedisCluster", "from_url"}
 #: Modules that may build them: the composition root, and ``redis_roles`` (the factory
 #: functions the composition root calls; a call to ``redis_roles.connect*`` counts as
 #: building a client).  ``scripts/bench`` builds its own pieces to measure them in
@@ -291,6 +295,8 @@ def _scanned_for_construction() -> dict[str, Path]:
 
 def test_the_construction_checker_sees_the_constructions() -> None:
     assert any(c.startswith("EventStore") for c in _constructions(MODULES["service.bootstrap"]))
+    built = {c.split(":")[0] for c in _constructions(MODULES["service.bootstrap"])}
+    assert built >= SERVICE_OBJECTS, SERVICE_OBJECTS - built
     assert any(c.startswith("redis_roles.connect") for c in _constructions(MODULES["service.bootstrap"]))
 
 
