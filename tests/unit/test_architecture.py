@@ -184,7 +184,7 @@ def test_the_service_layer_takes_commands(name: str) -> None:
     assert all(_under(m, *allowed) for m in _ours(name)), _ours(name)
 
 
-#: What an adapter may use of ours besides the domain: the settings and Redis's roles.
+#: What an adapter may use of ours besides the domain: the bots' levels, the settings and Redis's roles.
 ADAPTER_SUPPORT = ("service.bots", "service.adapters", "service.config", "service.redis_roles")
 
 
