@@ -16,7 +16,9 @@ import argparse
 import json
 import math
 import random
+import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from service.bots.levels import LEVELS, choose
@@ -99,13 +101,21 @@ def play_game(
 
 
 def run_strength(
-    game: str, a: str | int, b: str | int, *, games: int = 100, seats: int = 2, seed: int = 0
+    game: str,
+    a: str | int,
+    b: str | int,
+    *,
+    games: int = 100,
+    seats: int = 2,
+    seed: int = 0,
+    progress: Callable[[int, float], None] | None = None,
 ) -> dict[str, Any]:
     """Player ``a`` (a level number or ``"random"``) against ``b`` in ``games`` games of ``game`` (API name)
     with ``seats`` players; ``a`` sits at seat ``g % seats`` in game ``g`` (seeds ``seed + g``), ``b`` in the
     other seats.  Returns ``a``'s wins (a shared first place counts half), win rate and its 95 % interval,
     games stopped unfinished, CPU seconds per decision (p50, p99, max, count) per level, and games per
-    minute of wall time."""
+    minute of wall time.  ``progress(played, wins)``, when given, is called after each game: a pairing of a
+    search level runs for minutes."""
     engine = registry.get(game)
     pa, pb = _player(a), _player(b)
     cpu: dict[str, list[float]] = {}
@@ -121,10 +131,10 @@ def run_strength(
         if result is None:
             unfinished += 1
             wins += 0.5
-            continue
-        ranks = result["ranks"]
-        if ranks[str(at)] == 1:
-            wins += 1.0 / sum(1 for r in ranks.values() if r == 1)
+        elif result["ranks"][str(at)] == 1:
+            wins += 1.0 / sum(1 for r in result["ranks"].values() if r == 1)
+        if progress is not None:
+            progress(g + 1, wins)
     wall = time.perf_counter() - started
     low, high = wilson(wins, games)
     return {
@@ -178,7 +188,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
-    report = run_strength(args.game, args.a, args.b, games=args.games, seats=args.seats, seed=args.seed)
+    started = time.perf_counter()
+
+    def progress(played: int, wins: float) -> None:
+        # stderr, so that --json's standard output stays one document
+        elapsed = time.perf_counter() - started
+        print(f"{played}/{args.games} games, {args.a}'s wins {wins:g}, {elapsed:.0f} s", file=sys.stderr, flush=True)
+
+    report = run_strength(
+        args.game, args.a, args.b, games=args.games, seats=args.seats, seed=args.seed, progress=progress
+    )
     print(json.dumps(report) if args.json else format_report(report))
     return 0
 

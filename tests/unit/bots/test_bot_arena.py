@@ -38,8 +38,10 @@ def test_run_strength_reports_what_the_bench_prints() -> None:
 
 def test_the_cli_prints_the_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--game", "waters-of-nereus", "--a", "1", "--b", "random", "--games", "2"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("waters-of-nereus 2p: 1 vs random: ") and "level 1: CPU/decision p50" in out
+    captured = capsys.readouterr()
+    assert captured.out.startswith("waters-of-nereus 2p: 1 vs random: ") and "level 1: CPU/decision p50" in captured.out
+    # progress on stderr, a line a game, so that --json's stdout stays one document
+    assert [line.split(",")[0] for line in captured.err.splitlines()] == ["1/2 games", "2/2 games"]
 
 
 def test_an_unknown_player_is_refused() -> None:
