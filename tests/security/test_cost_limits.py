@@ -295,6 +295,48 @@ def test_the_html_log_pages_are_paged_as_the_feed_is(capped, ctx, settings):
     assert live == list(range(head - LOG_TAIL + 1, head + 1))
 
 
+def test_48_log_pages_at_once_each_read_one_page(capped, ctx, monkeypatch):
+    """docs/API.md "Cost limits", the probe's load: 48 requests at once for the
+    whole log of a long game (there, 15,109 events: 37-58 s each, workers grown
+    to 1 GB).  Each answers one page, and no read of PostgreSQL returns more
+    than a page's rows, however many run together."""
+    import re
+
+    from service.http.pages import LOG_TAIL
+
+    svc = GameService(ctx.store, lambda _gid: None)
+    created = svc.create_game("nautilus-industries", ["a", "b"], {})
+    head = grow(ctx.store, created, 2500, seed=48)
+    gid = created["id"]
+    project_game(ctx.redis, ctx.store, gid)
+    store = capped.extensions["quarterdeck"].store
+    fetched: list[int] = []
+    real_fetch = store._fetch
+
+    def counting_fetch(query, params):
+        rows = real_fetch(query, params)
+        fetched.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(store, "_fetch", counting_fetch)
+    answers: list[tuple[int, int]] = []
+
+    def get(path: str) -> None:
+        resp = capped.test_client().get(path)
+        answers.append((resp.status_code, len(re.findall(r'data-seq="', resp.get_data(as_text=True)))))
+
+    paths = [f"/games/{gid}?log=all", f"/games/{gid}/log?after=0"] * 24
+    threads = [threading.Thread(target=get, args=(path,)) for path in paths]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(answers) == 48 and {status for status, _ in answers} == {200}, answers
+    assert head > 10 * LOG_TAIL
+    assert max(lines for _, lines in answers) <= LOG_TAIL, answers
+    assert 0 < max(fetched) <= max(LOG_TAIL, FEED_BATCH), sorted(fetched)[-5:]
+
+
 def test_time_travel_folds_from_the_latest_snapshot_not_the_whole_stream(capped, ctx, settings, monkeypatch):
     """docs/API.md "Cost limits": nothing reads a whole stream into memory to
     answer one request.  ``/state?version=N`` read and folded the N first
