@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,13 +16,9 @@ import time
 import urllib.request
 from pathlib import Path
 
+from support.live import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Output(threading.Thread):
@@ -53,7 +48,7 @@ def _healthy(url: str) -> bool:
 
 
 def test_a_killed_worker_is_started_again_and_the_api_keeps_answering(settings, tmp_path, private_redis_server):
-    port = _free_port()
+    port = free_port()
     # A Redis of its own: the killed worker leaves its drain flagged as lingering (until
     # its time to live), which would hold back other tests' projections in a shared one.
     env = dict(

@@ -13,12 +13,13 @@ import json
 import os
 import secrets
 import shlex
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from support.live import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "tests" / "compose"
@@ -67,17 +68,8 @@ def engine_problem() -> str | None:
 
 
 def free_loopback_ports(n: int) -> list[int]:
-    """n ports free on 127.0.0.1 now (held together while picked, so they differ)."""
-    held = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            held.append(s)
-        return [s.getsockname()[1] for s in held]
-    finally:
-        for s in held:
-            s.close()
+    """n ports free on 127.0.0.1 now, that no other test of the suite will be handed."""
+    return [free_port() for _ in range(n)]
 
 
 def image_ids() -> set[str]:

@@ -25,23 +25,41 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Where the tests' servers listen: below the kernel's range of ephemeral ports (32768-60999
 #: here, ``/proc/sys/net/ipv4/ip_local_port_range``).  A port the kernel handed out as free (bind
 #: to 0) comes from that range, and so does every outgoing connection's own port: between the test
-#: closing its probe and the server binding it, any client of the machine (the suite runs on
-#: several workers) could take it, and the server would never start.
+#: closing its probe and the server binding it, any client of the machine could take it, and the
+#: server would never start.
 _SERVER_PORTS = range(20000, 32000)
+
+#: Ports this process has handed out: a test may pick several before any server binds one.
+_handed_out: set[int] = set()
+
+
+def _own_ports() -> range:
+    """This pytest-xdist worker's share of :data:`_SERVER_PORTS`.  A picked port stays free
+    until its server binds it, seconds later (after ``initdb``, a ``docker compose up``), and
+    the suite's workers run side by side: shares that do not overlap mean two workers never
+    pick the same port."""
+    index = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    return _SERVER_PORTS[index::count]
 
 
 def free_port() -> int:
-    """A loopback port nobody listens on now, for a server a test starts."""
-    rng = random.SystemRandom()
-    for _ in range(200):
-        port = rng.choice(_SERVER_PORTS)
+    """A loopback port nobody listens on now and no other test of the suite will be handed,
+    for a server a test starts."""
+    own = _own_ports()
+    start = random.SystemRandom().randrange(len(own))
+    for i in range(len(own)):
+        port = own[(start + i) % len(own)]
+        if port in _handed_out:
+            continue
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return port
-    raise RuntimeError(f"no free loopback port in {_SERVER_PORTS}")
+        _handed_out.add(port)
+        return port
+    raise RuntimeError(f"no free loopback port left in this worker's share of {_SERVER_PORTS}")
 
 
 def service_env(settings: Any, **extra: str) -> dict[str, str]:

@@ -30,7 +30,16 @@ from support.live import free_port
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def wait_until(predicate, timeout: float, what: str, pause: float = 0.1) -> None:
+def wait_until(
+    predicate,
+    timeout: float,
+    what: str,
+    pause: float = 0.1,
+    process: subprocess.Popen | None = None,
+    log: Path | None = None,
+) -> None:
+    """Wait for ``predicate``; with ``process``, fail at once when it exits (a port taken, a bad
+    option) and say why from the end of its ``log``, instead of waiting out the timeout."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -38,6 +47,9 @@ def wait_until(predicate, timeout: float, what: str, pause: float = 0.1) -> None
                 return
         except Exception:
             pass
+        if process is not None and process.poll() is not None:
+            tail = log.read_text(errors="replace")[-2000:] if log is not None and log.exists() else ""
+            raise RuntimeError(f"{what} exited with status {process.returncode} before it was ready:\n{tail}")
         time.sleep(pause)
     raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
 
@@ -80,7 +92,11 @@ class PostgresServer:
     def start(self) -> None:
         # fsync off: these clusters are thrown away, and speed keeps the suite short.
         opts = f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100"
-        self._run(_pg_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", opts, "-w", "-t", "60", "start")
+        argv = [_pg_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", opts, "-w", "-t", "60", "start"]
+        started = self._run(*argv, check=False)
+        if started.returncode != 0:
+            tail = self.log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"private PostgreSQL on port {self.port} did not start:\n{started.stderr}{tail}")
         wait_until(self.ready, 30, "private PostgreSQL")
 
     def stop(self, mode: str = "fast") -> None:
@@ -124,7 +140,7 @@ class RedisServer:
         argv = [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
         argv += ["--dir", str(self.base), "--logfile", str(self.log)]
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_until(self.ready, 15, "private Redis")
+        wait_until(self.ready, 15, f"private Redis on port {self.port}", process=self.proc, log=self.log)
 
     def ready(self) -> bool:
         with redis.Redis(port=self.port, socket_connect_timeout=0.5) as r:
@@ -180,7 +196,7 @@ class Service:
         argv = [sys.executable, "-m", "gunicorn", "service.http.wsgi:app", "-k", "gthread", "--threads", str(threads)]
         argv += ["-w", str(workers), "-b", f"127.0.0.1:{self.port}", "--graceful-timeout", "5", "--timeout", "60"]
         self.api = self._spawn("gunicorn", argv)
-        wait_until(lambda: requests.get(self.url + "/healthz", timeout=2).status_code == 200, 60, "gunicorn")
+        self._wait_for_api()
 
     def start_shipped_api(self) -> None:
         """gunicorn exactly as ``make run`` and compose start it (gevent
@@ -188,7 +204,13 @@ class Service:
         from devtools.run import _gunicorn_argv
 
         self.api = self._spawn("gunicorn", _gunicorn_argv(self.port))
-        wait_until(lambda: requests.get(self.url + "/healthz", timeout=2).status_code == 200, 60, "gunicorn")
+        self._wait_for_api()
+
+    def _wait_for_api(self) -> None:
+        def healthy() -> bool:
+            return requests.get(self.url + "/healthz", timeout=2).status_code == 200
+
+        wait_until(healthy, 60, f"gunicorn on port {self.port}", process=self.api, log=self.logs[-1])
 
     def start_worker(self) -> subprocess.Popen:
         proc = self._spawn("worker", [sys.executable, "-m", "workers"])
