@@ -332,7 +332,9 @@ def test_48_log_pages_at_once_each_read_one_page(capped, ctx, monkeypatch):
     for t in threads:
         t.join(60)
     assert len(answers) == 48 and {status for status, _ in answers} == {200}, answers
-    assert head > 10 * LOG_TAIL
+    # The game's seed is drawn at creation, so where a random game ends varies (909 to 4,226
+    # events over 200 such games): what the checks below need is a stream several pages long.
+    assert head > 2 * max(LOG_TAIL, FEED_BATCH), head
     assert max(lines for _, lines in answers) <= LOG_TAIL, answers
     assert 0 < max(fetched) <= max(LOG_TAIL, FEED_BATCH), sorted(fetched)[-5:]
 
