@@ -93,6 +93,21 @@ def grow(store, created: dict, events: int, seed: int = 0, snapshot: bool = Fals
     return version
 
 
+def count_fetched_rows(app, monkeypatch) -> list[int]:
+    """The rows of each read the app's event store makes from now on, as it makes them."""
+    store = app.extensions["quarterdeck"].store
+    fetched: list[int] = []
+    real_fetch = store._fetch
+
+    def counting_fetch(query, params):
+        rows = real_fetch(query, params)
+        fetched.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(store, "_fetch", counting_fetch)
+    return fetched
+
+
 def test_a_game_that_never_ends_is_aborted_unrated_at_its_length_cap(capped, ctx, settings):
     svc = capped.extensions["quarterdeck"].games
     players = [f"p{uuid.uuid4().hex[:6]}", f"q{uuid.uuid4().hex[:6]}"]
@@ -160,16 +175,7 @@ def test_the_feed_is_paged_and_streamed_in_bounded_memory(capped, ctx, settings,
     total = len(big.get_data())
     assert big.get_data(as_text=True).count("\n") == min(head, 3000)
     # Streamed: PostgreSQL is read in batches while the page goes out, never the page at once.
-    store = capped.extensions["quarterdeck"].store
-    fetched: list[int] = []
-    real_fetch = store._fetch
-
-    def counting_fetch(query, params):
-        rows = real_fetch(query, params)
-        fetched.append(len(rows))
-        return rows
-
-    monkeypatch.setattr(store, "_fetch", counting_fetch)
+    fetched = count_fetched_rows(capped, monkeypatch)
     assert streamed_peak(c, gid, 3000, settings.admin_token)[0] == total
     assert 0 < max(fetched) <= FEED_BATCH, fetched
     # And the memory a page takes does not grow with the page.  tracemalloc counts every
@@ -309,16 +315,7 @@ def test_48_log_pages_at_once_each_read_one_page(capped, ctx, monkeypatch):
     head = grow(ctx.store, created, 2500, seed=48)
     gid = created["id"]
     project_game(ctx.redis, ctx.store, gid)
-    store = capped.extensions["quarterdeck"].store
-    fetched: list[int] = []
-    real_fetch = store._fetch
-
-    def counting_fetch(query, params):
-        rows = real_fetch(query, params)
-        fetched.append(len(rows))
-        return rows
-
-    monkeypatch.setattr(store, "_fetch", counting_fetch)
+    fetched = count_fetched_rows(capped, monkeypatch)
     answers: list[tuple[int, int]] = []
 
     def get(path: str) -> None:
