@@ -93,13 +93,11 @@ class Results:
         # of delivery), so that a goal means the same on a fast machine and a busy one.
         followers_share = self.ratio("api_intents_16_with_followers", "api_intents_16")
         floor = self.get("followers_ratio_bound")
-        minimum_cpu = self.get("cpu_ms_per_minimum_intent")
-        cpu = self.get("cpu_ms_per_intent")
         out = [
             at_least("api_intents_16 / minimum_intents_16", self.ratio("api_intents_16", "minimum_intents_16"), 0.8),
             at_most(
                 "cpu_ms_per_intent / cpu_ms_per_minimum_intent",
-                cpu / minimum_cpu if cpu is not None and minimum_cpu else None,
+                self.ratio("cpu_ms_per_intent", "cpu_ms_per_minimum_intent"),
                 1.3,
             ),
             at_least(

@@ -313,6 +313,9 @@ def test_48_log_pages_at_once_each_read_one_page(capped, ctx, monkeypatch):
     svc = GameService(ctx.store, lambda _gid: None)
     created = svc.create_game("nautilus-industries", ["a", "b"], {})
     head = grow(ctx.store, created, 2500, seed=48)
+    # The game's seed is drawn at creation, so where a random game ends varies (909 to 4,226
+    # events over 200 such games): what the checks below need is a stream several pages long.
+    assert head > 2 * max(LOG_TAIL, FEED_BATCH), head
     gid = created["id"]
     project_game(ctx.redis, ctx.store, gid)
     fetched = count_fetched_rows(capped, monkeypatch)
@@ -329,9 +332,6 @@ def test_48_log_pages_at_once_each_read_one_page(capped, ctx, monkeypatch):
     for t in threads:
         t.join(60)
     assert len(answers) == 48 and {status for status, _ in answers} == {200}, answers
-    # The game's seed is drawn at creation, so where a random game ends varies (909 to 4,226
-    # events over 200 such games): what the checks below need is a stream several pages long.
-    assert head > 2 * max(LOG_TAIL, FEED_BATCH), head
     assert max(lines for _, lines in answers) <= LOG_TAIL, answers
     assert 0 < max(fetched) <= max(LOG_TAIL, FEED_BATCH), sorted(fetched)[-5:]
 

@@ -67,11 +67,6 @@ def engine_problem() -> str | None:
     return None
 
 
-def free_loopback_ports(n: int) -> list[int]:
-    """n ports free on 127.0.0.1 now, that no other test of the suite will be handed."""
-    return [free_port() for _ in range(n)]
-
-
 def image_ids() -> set[str]:
     return set(docker("image", "ls", "--all", "--quiet", "--no-trunc").split())
 
@@ -94,7 +89,7 @@ class Stack:
     image_size: int = 0
 
     def __post_init__(self) -> None:
-        self.pg_port, self.redis_port, self.api_port = free_loopback_ports(3)
+        self.pg_port, self.redis_port, self.api_port = free_port(), free_port(), free_port()
 
     @property
     def image(self) -> str:

@@ -4,6 +4,8 @@ hands out one port twice, so a server that binds its port seconds after the pick
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 from support import live
 
@@ -26,8 +28,6 @@ def test_each_worker_picks_from_a_share_of_its_own(monkeypatch, count):
 
 
 def test_a_port_someone_listens_on_is_never_picked(monkeypatch):
-    import socket
-
     # Above the servers' ports and below the ephemeral ones: nobody else's.
     monkeypatch.setattr(live, "_SERVER_PORTS", range(32100, 32104))
     with socket.socket() as taken:
