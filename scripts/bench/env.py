@@ -23,7 +23,7 @@ from pathlib import Path
 import psycopg
 import redis
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import make_conninfo
 
 from devtools.run import _gunicorn_argv
 from service.adapters.migrate import migrate
@@ -77,10 +77,9 @@ class BenchEnv:
 
     # -- data -------------------------------------------------------------
     def _admin(self) -> psycopg.Connection:
-        name = conninfo_to_dict(self.base_db_url).get("dbname") or "postgres"
-        if name == self.db_name:
-            name = "postgres"
-        return psycopg.connect(make_conninfo(self.base_db_url, dbname=name), autocommit=True)
+        # The maintenance database: the bench needs none of DATABASE_URL's own
+        # database, which a fresh server may not have yet.
+        return psycopg.connect(make_conninfo(self.base_db_url, dbname="postgres"), autocommit=True)
 
     def _drop_db(self) -> None:
         with self._admin() as conn:

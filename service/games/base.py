@@ -143,7 +143,9 @@ class Engine(Protocol):
     def decide(self, state: State, seat: int, command: Command, rng: Rng) -> list[Event]: ...
 
     def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        """What ``viewer`` may see.  Hidden information never appears."""
+        """What ``viewer`` may see.  Hidden information never appears.  The view may
+        share values with ``state`` (a deep copy per viewer and commit was a sixth of
+        a projection's CPU): callers read or serialise it, never change it."""
         ...
 
     def redact_event(self, event: Event, viewer: Viewer) -> Event:

@@ -46,6 +46,7 @@ tests/property/test_conformance.py -k repro``.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import json
@@ -377,10 +378,13 @@ class Checker:
 
     def _views_and_json(self, state: dict, viewers: list[Any]) -> None:
         self.check(json.loads(json.dumps(state)) == state, "state does not round-trip through JSON")
+        before = copy.deepcopy(state)
         for viewer in viewers:
             view = self.engine.view(state, viewer)
             self.check(isinstance(view, dict), f"view for {viewer!r} is not a dict")
             json.dumps(view)
+        # A view may share values with the state (Engine.view), but making it changes nothing.
+        self.check(state == before, "a view changed the state")
 
     def _at_end(
         self,

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.games.base import Event, State, Viewer, clone_state
+from service.games.base import Event, State, Viewer
 from service.games.nautilus_industries import data as D
 from service.games.nautilus_industries.legal import to_act
 
 
 def view(state: State, viewer: Viewer) -> dict[str, Any]:
     """The whole state (NIN-007) plus who is to act and each company's multiplier (NIN-D01)."""
-    out = clone_state(state)
+    out = dict(state)  # adds top-level keys only; shares the rest (Engine.view)
     out["to_act"] = to_act(state)
     out["multipliers"] = {c: D.MULTIPLIER[state["stock"][c]] for c in D.COLOURS}
     out["viewer"] = viewer
