@@ -12,16 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.games.base import ADMIN, Event, State, Viewer, clone_state
+from service.games.base import ADMIN, Event, State, Viewer
 from service.games.waters_of_nereus.legal import to_act
 
 
 def view(state: State, viewer: Viewer) -> dict[str, Any]:
-    v = clone_state(state)
+    # New dicts where keys are added or removed, the rest shared with the state (Engine.view).
+    v = dict(state)
     v["to_act"] = to_act(state)
-    for seat, p in zip(v["seats"], state["seats"], strict=True):
-        # WON-Q02: who has laid a crew card face down is public (what it is is not).
-        seat["committed"] = p["chosen"] is not None
+    # WON-Q02: who has laid a crew card face down is public (what it is is not).
+    v["seats"] = [p | {"committed": p["chosen"] is not None} for p in state["seats"]]
     if viewer == ADMIN or state["result"] is not None:
         # docs/games/waters-of-nereus.md "Hidden information": once the game has
         # finished, everyone sees everything.
