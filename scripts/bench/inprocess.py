@@ -13,7 +13,13 @@ PostgreSQL and Redis, so that two trees run alternately in one sitting compare:
   except the wake;
 * ``--part minimum``: the API side of the design's minimum (``scripts/bench/minimum_serve.py``), its
   WSGI callable called the same way with appends to the same games: what ``--part api``
-  spends beyond it is the service's own work (validation, seats, rules, the chain, answers).
+  spends beyond it is the service's own work (validation, seats, rules, the chain, answers);
+* ``--part domain``: of that work, what the rules themselves cost, in memory with no I/O and no
+  framework: the same planned intents decided and sealed (``pipeline.act``: the rules, the
+  clock, the hash chain) and each game's board fields rendered once an intent
+  (``projections.boards.board_fields``: views and legal lists per seat, as a projection
+  writes them).  It needs no database; ``act_us_per_intent`` and ``views_us_per_intent``
+  split its figure.
 
 ``--limits`` turns the rate limits on (off in ``make bench``, on in ``make run``), with the
 default's windows and amounts no single client reaches: what counting them costs an intent.
@@ -46,13 +52,18 @@ import pstats
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from projections import runner
+from projections import boards, runner
+from schemas.intents import parse_intent
 from scripts.bench import plan as bench_plan
 from scripts.bench.env import BenchEnv, backend_cpu_seconds
 from service.bootstrap import bootstrap
 from service.config import Settings
+from service.domain import pipeline
+from service.games import registry
+from service.games.base import Event, fold
 from service.service_layer.commands import GameService
 
 GAMES = 24
@@ -155,9 +166,49 @@ def _worker(ctx: Any, games: list[bench_plan.Created], batch: int) -> Callable[[
     return one_round
 
 
+def _domain(plans: list[bench_plan.Plan], rounds: int) -> dict[str, Any]:
+    """``--part domain``: the planned intents of ``rounds`` rounds (after 10 of warm-up) decided,
+    sealed and rendered in memory; CPU per intent of each half."""
+    games = []
+    for n, plan in enumerate(plans):
+        engine = registry.get(plan.game)
+        game_id = f"00000000-0000-4000-8000-{n:012d}"
+        meta = {"intent_id": "", "seat": None, "received_at": "2026-01-01T00:00:00.000Z"}
+        opening = pipeline.open_game(engine, game_id, ["a", "b"], {}, plan.seed, meta)
+        info = boards.info_of(game_id, opening[0].data, meta["received_at"])
+        state = fold(engine, [Event(e.type, e.data) for e in opening[1:]])
+        games.append([engine, info, state, pipeline.Head(game_id, plan.seed, len(opening), opening[-1].hash, meta)])
+    spent = {"act": 0.0, "views": 0.0}
+    for r in range(10 + rounds):
+        for game, plan in zip(games, plans, strict=True):
+            engine, info, state, head = game
+            step = plan.steps[r]
+            command = parse_intent(plan.game, step.intent)
+            meta = {**head.meta, "seat": step.seat, "intent": step.intent}
+            t0 = time.process_time()
+            decision = pipeline.act(engine, state, step.seat, command, replace(head, meta=meta))
+            t1 = time.process_time()
+            boards.board_fields(engine, info, decision.state, head.version + len(decision.events), False)
+            t2 = time.process_time()
+            if [e.data for e in decision.events[: len(step.events)]] != [e.data for e in step.events]:
+                raise SystemExit(f"bench_inprocess: {plan.game} decided otherwise than its plan at step {r}")
+            if r >= 10:
+                spent["act"] += t1 - t0
+                spent["views"] += t2 - t1
+            game[3] = head.after(decision.events)
+    intents = rounds * len(plans)
+    return {
+        "part": "domain",
+        "intents": intents,
+        "us_per_intent": round(1e6 * (spent["act"] + spent["views"]) / intents, 1),
+        "act_us_per_intent": round(1e6 * spent["act"] / intents, 1),
+        "views_us_per_intent": round(1e6 * spent["views"] / intents, 1),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", choices=("api", "worker", "minimum"), default="api")
+    ap.add_argument("--part", choices=("api", "worker", "minimum", "domain"), default="api")
     ap.add_argument("--rounds", type=int, default=60, help=f"rounds measured, {GAMES} intents each")
     ap.add_argument("--batch", type=int, default=3, help="worker: games per catch-up")
     ap.add_argument("--profile", action="store_true", help="print a cProfile (CPU clock) instead")
@@ -168,6 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--db", default="quarterdeck_bench_inprocess")
     args = ap.parse_args(argv)
+    if args.part == "domain":
+        plans = [bench_plan.plan_game(bench_plan.GAME, 2, 7000 + i, max_steps=args.rounds + 12) for i in range(GAMES)]
+        print(json.dumps(_domain(plans, args.rounds)))
+        return 0
     if not (os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL")):
         raise SystemExit("bench_inprocess: set DATABASE_URL and REDIS_URL")
     redis_db = int(os.environ["BENCH_REDIS_DB"]) if os.environ.get("BENCH_REDIS_DB") else None

@@ -58,3 +58,21 @@ def test_each_part_measures_every_intent_it_sends(settings, private_redis_server
     with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM pg_database WHERE datname = %s", (db,)).fetchone()[0] == 0
     assert redis.Redis.from_url(private_redis_server.url(3)).dbsize() == 0
+
+
+def test_the_domain_part_decides_every_planned_intent_without_servers():
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    out = subprocess.run(
+        [sys.executable, "-m", "scripts.bench.inprocess", "--part", "domain", "--rounds", "3"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=True,
+    )
+    figure = json.loads(out.stdout.strip().splitlines()[-1])
+    # Every planned intent decided as planned (the script stops at the first that is not).
+    assert figure["part"] == "domain" and figure["intents"] == 3 * 24
+    assert figure["act_us_per_intent"] > 0 and figure["views_us_per_intent"] > 0
+    assert abs(figure["act_us_per_intent"] + figure["views_us_per_intent"] - figure["us_per_intent"]) <= 0.2
