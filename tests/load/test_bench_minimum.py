@@ -31,6 +31,14 @@ def test_the_designs_minimum_is_measured_beside_the_baseline(settings, private_r
     # The bare worker projected (it was waited for, and its CPU is in the figure).
     assert cpu["minimum_worker_ms_per_request"] > 0
     assert figures["api_ratio_bound"] == pytest.approx(figures["minimum_intents_16"] / figures["flask_insert_16"])
+    # Run twice (before and after the api phase in a full run): the rate is the two runs'
+    # mean, the CPU both runs' over both runs' requests.
+    runs = details["minimum_intents_16"]["runs"]
+    assert len(runs) == 2 and figures["minimum_intents_16"] == pytest.approx((runs[0]["rate"] + runs[1]["rate"]) / 2)
+    cpu_runs = cpu["runs"]
+    assert cpu["requests"] == cpu_runs[0]["requests"] + cpu_runs[1]["requests"]
+    both = sum(r["value"] * r["requests"] for r in cpu_runs) / cpu["requests"]
+    assert figures["cpu_ms_per_minimum_intent"] == pytest.approx(both)
     # The run's database is gone afterwards.
     with psycopg.connect(database_url, autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM pg_database WHERE datname = %s", (db,)).fetchone()[0] == 0
