@@ -22,7 +22,7 @@ It uses the PostgreSQL and Redis servers of ``DATABASE_URL`` / ``REDIS_URL``
 databases (``quarterdeck_bench``, and ``quarterdeck_bench_rebuild`` for the rebuild; dropped at
 the end unless ``--keep``), empty Redis DB numbers and its own gunicorn and worker processes.
 
-Options: ``BENCH_SCALE`` (default 1: ~1 minute; 10 rebuilds 1M events),
+Options: ``BENCH_SCALE`` (default 1: ~2.5 minutes; 10 rebuilds 1M events),
 ``BENCH_SECONDS`` (per load phase, default 8), ``BENCH_LAG_RATE`` (intents/s
 of the lag phase; default half of ``api_intents_16``), ``--only a,b`` to run some
 phases.
