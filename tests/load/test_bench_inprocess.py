@@ -6,18 +6,13 @@ per intent."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import psycopg
 import pytest
 import redis
 from psycopg.conninfo import make_conninfo
-
-ROOT = Path(__file__).resolve().parents[2]
+from support.bench_runs import last_json_line
 
 
 @pytest.mark.parametrize("part", ["api", "worker", "minimum", "api --limits"])
@@ -32,16 +27,7 @@ def test_each_part_measures_every_intent_it_sends(settings, private_redis_server
     server = redis.Redis.from_url(private_redis_server.url())
     scripts_before = server.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)
     db = f"qd_inprocess_{part}_{len(flags)}_{os.getpid()}"
-    out = subprocess.run(
-        [sys.executable, "-m", "scripts.bench.inprocess", "--part", part, *flags, "--rounds", "3", "--db", db],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=True,
-    )
-    figure = json.loads(out.stdout.strip().splitlines()[-1])
+    figure = last_json_line("scripts.bench.inprocess", "--part", part, *flags, "--rounds", "3", "--db", db, env=env)
     # 24 games, one intent (or the minimum's append) each per round, every one accepted
     # (a refusal stops the script).
     assert figure["part"] == part and figure["intents"] == 3 * 24
@@ -62,16 +48,7 @@ def test_each_part_measures_every_intent_it_sends(settings, private_redis_server
 
 def test_the_domain_part_decides_every_planned_intent_without_servers():
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    out = subprocess.run(
-        [sys.executable, "-m", "scripts.bench.inprocess", "--part", "domain", "--rounds", "3"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=True,
-    )
-    figure = json.loads(out.stdout.strip().splitlines()[-1])
+    figure = last_json_line("scripts.bench.inprocess", "--part", "domain", "--rounds", "3", env=env)
     # Every planned intent decided as planned (the script stops at the first that is not).
     assert figure["part"] == "domain" and figure["intents"] == 3 * 24
     assert figure["act_us_per_intent"] > 0 and figure["views_us_per_intent"] > 0

@@ -13,6 +13,24 @@ from psycopg.conninfo import make_conninfo
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def run_module(module: str, *argv: str, env: dict[str, str], timeout: float = 120) -> str:
+    """``python -m module argv`` from the repository's root (a failure raises); what it printed."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=True,
+    ).stdout
+
+
+def last_json_line(module: str, *argv: str, env: dict[str, str], timeout: float = 120) -> dict:
+    """The JSON object on the last line that :func:`run_module` printed."""
+    return json.loads(run_module(module, *argv, env=env, timeout=timeout).strip().splitlines()[-1])
+
+
 def bench(settings, redis_server, tmp_path, *argv: str) -> tuple[dict, str]:
     """``python -m scripts.bench argv`` against the machine's PostgreSQL and ``redis_server``;
     its JSON figures, and the PostgreSQL URL it was given."""
@@ -22,13 +40,5 @@ def bench(settings, redis_server, tmp_path, *argv: str) -> tuple[dict, str]:
         DATABASE_URL=make_conninfo(settings.database_url, dbname="postgres"),
         REDIS_URL=redis_server.url(),
     )
-    subprocess.run(
-        [sys.executable, "-m", "scripts.bench", *argv, "--seconds", "1", "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-        check=True,
-    )
+    run_module("scripts.bench", *argv, "--seconds", "1", "--out", str(out), env=env, timeout=180)
     return json.loads(out.read_text()), env["DATABASE_URL"]
