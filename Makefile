@@ -101,9 +101,10 @@ test-layer: install ## one layer of the suite: LAYER=unit|scenario|property|inte
 	@$(call pytest,-m "$(LAYER)" tests)
 
 # The compose test (tests/compose) runs `make up` on a real Docker engine: as root, a missing
-# engine is installed (Debian's docker.io, with debootstrap for its local base images) and
-# dockerd started; otherwise the test is skipped with the reason (under CI it fails).
-docker-engine: ## make sure a Docker engine runs for tests/compose (as root: apt-get docker.io debootstrap, start dockerd)
+# engine is installed (Debian's docker.io, with debootstrap for its local base images); the test
+# starts dockerd when none answers and stops it after.  Otherwise the test is skipped with the
+# reason (under CI it fails).
+docker-engine: ## the Docker engine's packages for tests/compose (as root: apt-get docker.io debootstrap; the test starts dockerd)
 	@tests/compose/docker_engine.sh
 
 # The browser tests (tests/browser) drive the operating system's headless Chromium through its own

@@ -7,8 +7,10 @@ README's rated game is played through it; /readyz, /metrics and pages answer; `m
 reads its PostgreSQL; a killed worker is brought back by `restart: unless-stopped` and a
 restarted one loses nothing; `make down` keeps the data and `down --volumes` removes the rest.
 
-The tests run in file order on one stack (module fixture).  Without a Docker engine they are
-skipped with the reason, except under CI (or QD_COMPOSE_TEST=require), where that fails.
+The tests run in file order on one stack (module fixture).  When no Docker engine answers, they
+start a dockerd of their own and stop it after (as root, with `make docker-engine`'s packages);
+without one they are skipped with the reason, except under CI (or QD_COMPOSE_TEST=require), where
+that fails.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from support.compose_stack import HERE, Stack, engine_problem, image_ids, log, run
+from support.compose_stack import HERE, Stack, docker_engine, image_ids, log, run
 
 pytestmark = pytest.mark.timeout(1800)
 
@@ -33,12 +35,18 @@ MAX_INTENTS = 150
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    problem = engine_problem()
-    if problem:
-        if os.environ.get("CI") or os.environ.get("QD_COMPOSE_TEST") == "require":
-            pytest.fail(f"the compose test must run here, but: {problem}")
-        pytest.skip(problem)
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A Docker engine: the one that answers, else a dockerd started here and stopped after."""
+    with docker_engine(tmp_path_factory.mktemp("dockerd")) as problem:
+        if problem:
+            if os.environ.get("CI") or os.environ.get("QD_COMPOSE_TEST") == "require":
+                pytest.fail(f"the compose test must run here, but: {problem}")
+            pytest.skip(problem)
+        yield
+
+
+@pytest.fixture(scope="module")
+def stack(engine: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     started = time.monotonic()
     log(run([str(HERE / "base_images.sh"), PREFIX]).strip().splitlines()[-1])
     s = Stack(PREFIX)

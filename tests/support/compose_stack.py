@@ -9,13 +9,16 @@ local base images of ``tests/compose/base_images.sh`` are kept for the next run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import shlex
+import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,17 +57,73 @@ def compose_binary() -> Path:
     return Path(compose.__file__).parent / "docker-compose"
 
 
-def engine_problem() -> str | None:
-    """Why the compose test cannot run here, or None."""
+def engine_answers() -> bool:
     try:
         docker("info", "--format", "{{.ServerVersion}}")
-    except FileNotFoundError:
-        return "no docker CLI: as root, `make docker-engine` installs docker.io and debootstrap and starts dockerd"
-    except AssertionError as exc:
-        return f"no running Docker engine (as root, `make docker-engine` starts one): {str(exc)[:300]}"
+    except (FileNotFoundError, AssertionError):
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def docker_engine(logs: Path) -> Iterator[str | None]:
+    """A Docker engine for the block; yields why there can be none here, or None.
+
+    An engine that answers already is someone else's and is left as it is.  Otherwise, as root
+    with Debian's docker.io installed (`make docker-engine`), a dockerd of this test's own is
+    started (overlay2, else vfs; cgroupfs; its log in ``logs``) and stopped when the block ends;
+    its data root stays, so the local base images are built once."""
     if not os.access(compose_binary(), os.X_OK):
-        return f"no compose binary at {compose_binary()} (make install)"
-    return None
+        yield f"no compose binary at {compose_binary()} (make install)"
+        return
+    if engine_answers():
+        yield None
+        return
+    if shutil.which("dockerd") is None or shutil.which("docker") is None:
+        yield "no Docker engine: as root, `make docker-engine` installs docker.io and debootstrap"
+        return
+    if os.geteuid() != 0:
+        yield "no Docker engine answers, and starting dockerd needs root"
+        return
+    proc = None
+    for driver in ("overlay2", "vfs"):
+        log_file = logs / f"dockerd-{driver}.log"
+        with log_file.open("ab") as out:
+            proc = subprocess.Popen(
+                ["dockerd", "--storage-driver", driver, "--exec-opt", "native.cgroupdriver=cgroupfs"],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and proc.poll() is None and not engine_answers():
+            time.sleep(0.5)
+        if proc.poll() is None and engine_answers():
+            log(f"dockerd started (pid {proc.pid}, storage {driver}; log {log_file})")
+            break
+        _stop_dockerd(proc)
+        proc = None
+    if proc is None:
+        tail = "".join(f.read_text(errors="replace")[-1500:] for f in sorted(logs.glob("dockerd-*.log")))
+        yield f"dockerd did not start:\n{tail}"
+        return
+    try:
+        yield None
+    finally:
+        _stop_dockerd(proc)
+        log(f"dockerd stopped (exit {proc.returncode})")
+
+
+def _stop_dockerd(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (dockerd stops its containers and its containerd), then SIGKILL after 60 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
 
 
 def image_ids() -> set[str]:
