@@ -291,6 +291,8 @@ def _pool_minimum(res: Results, first: dict[str, tuple[Any, Any]]) -> None:
     cpu0, cpu_detail0 = first["cpu_ms_per_minimum_intent"]
     cpu1, cpu_detail1 = res.figures["cpu_ms_per_minimum_intent"], res.details["cpu_ms_per_minimum_intent"]
     n = cpu_detail0["requests"] + cpu_detail1["requests"]
+    if not n:  # neither run had an append accepted: nothing to pool
+        return
     ms = {g: cpu_detail0["cpu_ms"][g] + cpu_detail1["cpu_ms"][g] for g in cpu_detail1["cpu_ms"]}
     pooled = sum(ms[g] for g in cpu_detail1["counted"]) / n
     res.put(
@@ -544,9 +546,9 @@ def phase_storage(s: Sitting) -> None:
 @phase("rebuild")
 def phase_rebuild(s: Sitting) -> None:
     # A database of its own (and a Redis DB): the store holds full games at the two sizes
-    # and nothing else.  In the bench database the HTTP phases' hundreds of short games
-    # (~90k events) made both rebuilds about the same size, so the memory growth between
-    # them compared nothing; and its events cannot be deleted (the store is append-only).
+    # and nothing else.  The bench database holds the HTTP phases' hundreds of short games
+    # (~90k events): rebuilt there, both sizes would be about the same and the memory growth
+    # between them would compare nothing, and its events cannot be deleted (append-only).
     env = BenchEnv(s.env.base_db_url, s.env.base_redis_url, f"{s.env.db_name}_rebuild", None, s.env.keep)
     env.reset()
     ctx = make_context(Settings(database_url=env.database_url, redis_url=env.redis_url))
