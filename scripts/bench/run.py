@@ -243,7 +243,8 @@ def run_minimum(env: BenchEnv, res: Results, svc: GameService, seconds: float) -
     (:func:`_pool_minimum`), so a machine that drifts between the phases moves the bound
     with the figure it bounds."""
     again = res.get("minimum_intents_16") is not None
-    first = {k: (res.figures[k], res.details.get(k)) for k in MINIMUM_KEYS if k in res.figures}
+    # The first run's figures, before this run puts its own (pooled below).
+    first = {k: (res.figures[k], res.details.get(k)) for k in MINIMUM_KEYS} if again else {}
     bench_minimum.prepare(env.database_url)
     games = [svc.create_game(bench_plan.GAME, ["a", "b"], {})["id"] for _ in range(2 * CLIENTS)]
     url = env.start_gunicorn("minimum", "scripts.bench.minimum_serve:make_app()")
