@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from support.live import free_port
+from support.servers import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "tests" / "compose"
@@ -96,14 +97,14 @@ def docker_engine(logs: Path) -> Iterator[str | None]:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and proc.poll() is None and not engine_answers():
-            time.sleep(0.5)
-        if proc.poll() is None and engine_answers():
-            log(f"dockerd started (pid {proc.pid}, storage {driver}; log {log_file})")
-            break
-        _stop_dockerd(proc)
-        proc = None
+        try:
+            wait_until(engine_answers, 30, f"dockerd (storage {driver})", pause=0.5, process=proc, log=log_file)
+        except (RuntimeError, TimeoutError):
+            _stop_dockerd(proc)
+            proc = None
+            continue
+        log(f"dockerd started (pid {proc.pid}, storage {driver}; log {log_file})")
+        break
     if proc is None:
         tail = "".join(f.read_text(errors="replace")[-1500:] for f in sorted(logs.glob("dockerd-*.log")))
         yield f"dockerd did not start:\n{tail}"
