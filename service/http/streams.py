@@ -14,7 +14,10 @@ a new stream starts with the whole board).
 
 What a stream costs: a socket and a greenlet (``service/http/waiting.py``),
 no worker thread, and no reading per follower: the board of a version is
-read and serialised once per process and kind of viewer.  What one client
+read and serialised once per process and kind of viewer.  Under gunicorn's
+gevent worker a stream at the head of its game is written by the process's
+waiting hub itself, one non-blocking write per line, and its greenlet sleeps
+until its next ping (``waiting.Hub.write_directly``).  What one client
 can hold is bounded: its stream slots (per client address, and per account
 key: ``service/adapters/stream_slots.py``), a maximum and an idle duration,
 and a write time limit (a reader that stops reading is dropped).  The read
@@ -148,6 +151,21 @@ class _Body:
                 self.slots.release()
 
 
+def direct_writer(
+    key: Any, shape: Callable[[dict[str, bytes]], tuple[bytes, bool]], finish: Callable[[int], bytes]
+) -> waiting.DirectWriter | None:
+    """A writer for the hub to write this request's stream itself
+    (``Hub.write_directly``), or None where it may not: a server whose socket
+    blocks (the tests' threaded server) or is not handed to the app.  gunicorn
+    frames a body in HTTP/1.1 chunks unless the client speaks HTTP/1.0 (a
+    stream has no Content-Length); the hub's writes are framed the same way."""
+    sock = request.environ.get("gunicorn.socket")
+    if not waiting.DirectWriter.usable(sock):
+        return None
+    chunked = request.environ.get("SERVER_PROTOCOL", "HTTP/1.0") != "HTTP/1.0"
+    return waiting.DirectWriter(sock, chunked, key, shape, finish)
+
+
 def streaming(body: Iterator[bytes], is_sse: bool, slots: StreamSlots | None = None) -> Response:
     """The response of a long-lived stream: sent as it is produced, never
     stored; ``slots`` are released when it ends, however it ends."""
@@ -244,6 +262,7 @@ def deliver(
     ping_seconds: float,
     idle_seconds: float,
     max_seconds: float,
+    direct: Callable[[float], bool | None] | None = None,
 ) -> Iterator[bytes]:
     """The loop of every live response (game streams, the live events feed,
     account streams): ``step()`` gives what to send now, already framed and
@@ -251,7 +270,11 @@ def deliver(
     the follower sleeps on its game's announcements (``watch``).  ``end(reason)``
     is the closing line of ``shutdown``, ``max_duration`` and ``idle`` (empty:
     none); ``ping`` is sent every ``ping_seconds`` (empty: none), when the
-    stream's slots are renewed too."""
+    stream's slots are renewed too.  ``direct(timeout)``, if given, sleeps
+    instead while the hub writes the stream's lines itself
+    (``Hub.write_directly``): True if it wrote any, False if none, None if it
+    could not (the stream is not at the head), and then the follower sleeps
+    as usual."""
     hub = watch.hub
     started = changed = time.monotonic()
     next_ping = started + ping_seconds
@@ -278,7 +301,12 @@ def deliver(
                 yield ping
             slots.renew()
             next_ping = now + ping_seconds
-        watch.wait(min(next_ping, started + max_seconds, changed + idle_seconds) - now)
+        timeout = min(next_ping, started + max_seconds, changed + idle_seconds) - now
+        wrote = direct(timeout) if direct is not None else None
+        if wrote is None:
+            watch.wait(timeout)
+        elif wrote:
+            changed = time.monotonic()
 
 
 @blp.route("/games/<uuid:game_id>/stream", methods=["GET"])
@@ -328,14 +356,19 @@ def game_stream(game_id: Any) -> Response:
     def finish(version: int) -> bytes:
         return frame("end", {"type": "end", "reason": "finished", "version": version})
 
+    writer = direct_writer(cache_key, shape, finish)
+
     def body() -> Iterator[bytes]:
         last = resumed if resumed is not None else 0
         sent_any = resumed is not None
         fresh = True
         asked = False
+        ended = False
 
         def step() -> tuple[bytes, bool]:
             nonlocal last, sent_any, fresh, asked
+            if ended:
+                return b"", True  # the hub wrote the finished board and the end line
             if sent_any and watch.version < last:
                 # The read model vanished or went back (Redis flushed or
                 # restarted empty): ask for it once; its announcement wakes us.
@@ -371,6 +404,17 @@ def game_stream(game_id: Any) -> Response:
                     return out + data + (finish(last) if finished else b""), finished
             return out, False
 
+        def direct(timeout: float) -> bool | None:
+            nonlocal last, ended
+            if writer is None or not sent_any:
+                return None
+            got = hub.write_directly(watch, writer, last, timeout)
+            if got is None:
+                return None
+            wrote = got[0] > last
+            last, ended = got
+            return wrote
+
         if is_sse:
             yield sse_retry()
         with hub.watch(gid, boards=True) as watch:
@@ -395,6 +439,7 @@ def game_stream(game_id: Any) -> Response:
                 ping_seconds=settings.stream_ping_seconds,
                 idle_seconds=settings.stream_idle_seconds,
                 max_seconds=settings.stream_max_seconds,
+                direct=direct,
             )
 
     return streaming(body(), is_sse, slots)

@@ -45,6 +45,15 @@ and keeps the versions its slowest follower has not sent yet
 (:meth:`Hub.boards_after`; at most ``BOARD_HISTORY``: a follower further
 behind than that, or one that missed messages while the connection was away,
 is served the newest board instead and skips versions, never going back).
+
+A game stream at the head of its game is written by the listener itself
+(:meth:`Hub.write_directly`): when a board arrives, the listener frames it once
+per kind of viewer and hands it to each such stream's socket with one
+non-blocking ``write``, and the stream's greenlet sleeps on until its next
+ping.  No greenlet wakes, and no WSGI layer runs, per follower and line.  A
+write that does not go through whole (a slow reader), a stream that is not at
+the head, a ping, the end of the game or a shutdown hand the stream back to
+its own greenlet, which writes what is left and carries on the common way.
 """
 
 from __future__ import annotations
@@ -52,6 +61,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import socket
 import threading
 import time
 import weakref
@@ -60,6 +70,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from projections import keys, publish
+from service import metrics
 from service.adapters.announcements import PubSub, PubSubLost
 
 log = logging.getLogger(__name__)
@@ -95,6 +106,7 @@ class _Cell:
         "built",
         "changed",
         "chunks",
+        "direct",
         "lines",
         "lock",
         "locks",
@@ -134,6 +146,8 @@ class _Cell:
         self.chunks: dict[Any, Any] = {}
         #: id(watch) -> the last version that stream sent.
         self.positions: dict[int, int] = {}
+        #: id(writer) -> the game streams the listener writes itself (at the head).
+        self.direct: dict[int, DirectWriter] = {}
 
 
 class Watch:
@@ -159,6 +173,53 @@ class Watch:
         # Taken after waking: whatever changes from here on sets this one.
         self._changed = self.cell.changed
         return changed.is_set() or self.hub.closing
+
+
+class DirectWriter:
+    """A game stream's socket, which the hub's listener writes itself while the
+    stream is at the head of its game (:meth:`Hub.write_directly`).
+
+    Only for a socket whose file is non-blocking (gevent's): the listener's
+    ``write`` then never waits on a reader.  ``shape`` and ``finish`` are the
+    stream's (``streams.board_reader``); ``key`` names its kind of viewer and
+    framing, as for :meth:`Hub.chunk_after`; ``chunked``: the response is sent
+    in HTTP/1.1 chunks (each write framed as one)."""
+
+    __slots__ = ("chunked", "done", "fd", "finish", "handed", "key", "last", "pending", "shape", "sock", "wid")
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        chunked: bool,
+        key: Any,
+        shape: Callable[[dict[str, bytes]], tuple[bytes, bool]],
+        finish: Callable[[int], bytes],
+    ) -> None:
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.chunked = chunked
+        self.key = key
+        self.shape = shape
+        self.finish = finish
+        #: The last version written to the socket (whole, or in ``pending``).
+        self.last = 0
+        #: Bytes of the last write the socket did not take: the stream writes them first.
+        self.pending = b""
+        #: A finished board (and the end line) was written: the stream ends.
+        self.done = False
+        #: Set when the listener hands the stream back to its greenlet.
+        self.handed = threading.Event()
+        #: The stream's Watch (its place in :attr:`_Cell.positions`).
+        self.wid = 0
+
+    @staticmethod
+    def usable(sock: Any) -> bool:
+        """True if the listener may write ``sock`` itself: a socket whose
+        file never blocks (gunicorn's gevent worker)."""
+        try:
+            return sock is not None and not os.get_blocking(sock.fileno())
+        except (OSError, ValueError):
+            return False
 
 
 class Hub:
@@ -395,6 +456,96 @@ class Hub:
         with cell.lock:
             cell.positions[id(watch)] = version
 
+    def write_directly(self, watch: Watch, writer: DirectWriter, last: int, timeout: float) -> tuple[int, bool] | None:
+        """Sleep up to ``timeout`` seconds while the listener writes the
+        stream's boards itself, as they arrive, to ``writer``'s socket.  Only
+        for a stream at the head (it sent ``last``, the newest version heard, and
+        its board channel is subscribed); else None at once, and the caller
+        waits on ``watch`` as usual.  Returns ``(last version written, game
+        finished)`` once handed back (time up, a write not taken whole, the game
+        finished, a version not from the board channel, a shutdown), after
+        writing what the socket did not take; a failed write raises."""
+        cell = watch.cell
+        with cell.lock:
+            if self.closing or last != cell.version or not cell.subscribed.is_set():
+                return None
+            writer.last, writer.pending, writer.done = last, b"", False
+            writer.wid = id(watch)
+            writer.handed.clear()
+            cell.direct[id(writer)] = writer
+        try:
+            writer.handed.wait(max(0.0, timeout))
+        finally:
+            with cell.lock:
+                cell.direct.pop(id(writer), None)
+        pending, writer.pending = writer.pending, b""
+        if pending:
+            # With the socket's own write limit (``streams.WRITE_SECONDS``).
+            writer.sock.sendall(pending)
+        return writer.last, writer.done
+
+    def _write_direct(self, cell: _Cell, head: int, version: int, fields: dict[str, bytes]) -> None:
+        """Write board ``version`` to the streams the listener writes itself
+        (called with ``cell.lock`` held; ``head`` is the newest version heard
+        before it): framed once per kind of viewer and framing, one
+        non-blocking ``write`` per socket.  A stream that has the version
+        already (read from the hash before its board was heard) is left as it
+        is; one that lacks a version before it, or whose socket does not take
+        the write whole, is handed back to its greenlet."""
+        framed: dict[tuple[Any, bool], tuple[bytes, bool]] = {}
+        shaped = cell.built.setdefault(version, {})
+        whole = handed = 0
+        for writer in list(cell.direct.values()):
+            if writer.last >= version:
+                continue  # it has this one (read from the hash before its board was heard)
+            if writer.last != head:
+                self._hand_back(cell, writer)
+                handed += 1
+                continue
+            how = (writer.key, writer.chunked)
+            got = framed.get(how)
+            if got is None:
+                try:
+                    if writer.key not in shaped:
+                        shaped[writer.key] = writer.shape(fields)
+                    line, finished = shaped[writer.key]
+                except Exception:  # a bug shaping a board: the stream's own path says so
+                    log.exception("waiting hub: shaping a board failed; its streams go their own way")
+                    self._hand_back(cell, writer)
+                    handed += 1
+                    continue
+                if finished:
+                    line += writer.finish(version)
+                got = framed[how] = (b"%X\r\n%s\r\n" % (len(line), line) if writer.chunked else line, finished)
+            data, finished = got
+            try:
+                n = os.write(writer.fd, data)
+            except BlockingIOError:
+                n = 0
+            except OSError:
+                n = 0  # the stream's own write of it fails too, and ends it
+            writer.last = version
+            cell.positions[writer.wid] = version
+            if n < len(data):
+                handed += 1
+            else:
+                whole += 1
+            if n < len(data) or finished:
+                writer.pending = data[n:]
+                writer.done = finished
+                self._hand_back(cell, writer)
+        # Once per board, not per stream: a counter's lock per write would cost each line.
+        if whole:
+            metrics.DIRECT_LINES.labels("whole").inc(whole)
+        if handed:
+            metrics.DIRECT_LINES.labels("handed_back").inc(handed)
+
+    @staticmethod
+    def _hand_back(cell: _Cell, writer: DirectWriter) -> None:
+        # Called with cell.lock held.
+        cell.direct.pop(id(writer), None)
+        writer.handed.set()
+
     @staticmethod
     def _trim(cell: _Cell) -> None:
         # Called with cell.lock held, once per board heard.
@@ -427,10 +578,16 @@ class Hub:
         with self._lock:
             return [*self._games.values(), *self._accounts.values()]
 
-    @staticmethod
-    def _bump(cell: _Cell, version: int | None = None, reset: bool = False) -> None:
+    def _bump(self, cell: _Cell, version: int | None = None, reset: bool = False) -> None:
         if version is not None:
             cell.version = version if reset else max(cell.version, version)
+        if cell.direct:
+            with cell.lock:
+                for writer in list(cell.direct.values()):
+                    # A version the listener did not write (heard without its
+                    # board, or gone back), or a shutdown: the stream's own path.
+                    if self.closing or writer.last != cell.version:
+                        self._hand_back(cell, writer)
         # What changed is in place before the waiters are woken.
         woken, cell.changed = cell.changed, threading.Event()
         woken.set()
@@ -558,9 +715,12 @@ class Hub:
                 version = int(fields["version"])
                 with cell.lock:
                     if not cell.boards or version > cell.boards[-1][0]:
+                        head = cell.version
                         cell.boards.append((version, fields))
                         # A new dict: a join under way stores into the old one.
                         cell.chunks = {}
+                        if cell.direct:
+                            self._write_direct(cell, head, version, fields)
                         self._trim(cell)
                 self._bump(cell, version)
             return

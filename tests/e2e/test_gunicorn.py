@@ -117,3 +117,94 @@ def test_a_control_character_in_a_header_gets_our_json_error(live):
     assert b"content-type: application/json" in head.lower(), head
     error = json.loads(payload)["error"]
     assert error["code"] == "bad_request" and set(error) == {"code", "message", "details"}
+
+
+def _open_stream(url: str, path: str, protocol: str, token: str | None = None) -> socket.socket:
+    host, port = url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=30)
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
+    sock.sendall(f"GET {path} {protocol}\r\nHost: {host}\r\n{auth}Accept: application/x-ndjson\r\n\r\n".encode())
+    return sock
+
+
+def _read_to_close(sock: socket.socket) -> bytes:
+    out = b""
+    while chunk := sock.recv(65536):
+        out += chunk
+    return out
+
+
+def _dechunked(body: bytes) -> bytes:
+    """An HTTP/1.1 chunked body, strictly: every chunk framed, and the last one empty."""
+    out, at = b"", 0
+    while True:
+        end = body.index(b"\r\n", at)
+        size = int(body[at:end], 16)
+        at = end + 2
+        if size == 0:
+            assert body[at:] == b"\r\n"
+            return out
+        out += body[at : at + size]
+        assert body[at + size : at + size + 2] == b"\r\n"
+        at += size + 2
+
+
+def test_streams_written_by_the_listener_frame_every_line_as_the_client_spoke(settings, tmp_path):
+    """docs/API.md "Streams", under gunicorn's gevent worker, where the hub
+    writes a stream at the head itself (service/http/waiting.py): an HTTP/1.1
+    stream in chunks, an HTTP/1.0 one without, each line the board of its
+    version in order, the last one the board that GET shows, then the end line."""
+    # /metrics adds up both gunicorn workers' counters, as under `make run`.
+    with live_service(settings, PROMETHEUS_MULTIPROC_DIR=str(tmp_path)) as url:
+        s = requests.Session()
+        game = s.post(f"{url}/v1/games", json={"game": "nauticus", "players": ["ann", "bob"]}).json()
+        gid, tokens = game["id"], {x["seat"]: x["token"] for x in game["seats"]}
+        seat_stream = _open_stream(url, f"/v1/games/{gid}/stream", "HTTP/1.1", tokens[0])
+        public_stream = _open_stream(url, f"/v1/games/{gid}/stream", "HTTP/1.0")
+        received = {}
+        for name, sock in (("seat", seat_stream), ("public", public_stream)):
+            first = b""
+            while b"\n" not in first.partition(b"\r\n\r\n")[2]:
+                first += sock.recv(65536)  # the headers and the first board: the stream is open
+            received[name] = first
+            sock.settimeout(60)
+        chooser = random.Random(11)
+        version = game["version"]
+        for n in range(12):
+            state = s.get(f"{url}/v1/games/{gid}", params={"min_version": version}).json()
+            seat = chooser.choice(state["to_act"])
+            auth = {"Authorization": f"Bearer {tokens[seat]}"}
+            legal = s.get(f"{url}/v1/games/{gid}/legal", params={"min_version": version}, headers=auth).json()
+            intent = chooser.choice(legal["intents"]) if n < 11 else {"type": "resign"}
+            resp = s.post(
+                f"{url}/v1/games/{gid}/intents",
+                json={"intent": intent, "expected_version": legal["version"]},
+                headers=auth | {"Idempotency-Key": f"{gid}-{n}"},
+            )
+            assert resp.status_code == 201, resp.text
+            version = resp.json()["version"]
+            time.sleep(0.05)  # the stream reaches the head between writes
+        for name, sock in (("seat", seat_stream), ("public", public_stream)):
+            with sock:
+                received[name] += _read_to_close(sock)
+        written = s.get(f"{url}/metrics").text
+        final = {
+            "seat": s.get(f"{url}/v1/games/{gid}", headers={"Authorization": f"Bearer {tokens[0]}"}).json(),
+            "public": s.get(f"{url}/v1/games/{gid}").json(),
+        }
+    for name, raw in received.items():
+        head, _, body = raw.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200" if name == "seat" else b"HTTP/1.0 200")
+        assert (b"transfer-encoding: chunked" in head.lower()) is (name == "seat")
+        text = _dechunked(body) if name == "seat" else body
+        assert (b"\r\n" in text) is False  # no framing left in the lines
+        lines = [json.loads(line) for line in text.splitlines()]
+        boards = [line for line in lines if line["type"] == "board"]
+        versions = [line["version"] for line in boards]
+        assert versions == sorted(set(versions)), versions  # each once, in order
+        assert versions[-1] == final[name]["version"] == version
+        assert lines[-1] == {"type": "end", "reason": "finished", "version": version}
+        last = {k: v for k, v in boards[-1].items() if k not in ("type", "legal")}
+        assert last == final[name]
+    whole = [line for line in written.splitlines() if line.startswith('qd_stream_direct_writes_total{outcome="whole"}')]
+    assert whole and float(whole[0].split()[-1]) > 0, written[:2000]  # the listener wrote lines itself

@@ -6,10 +6,12 @@ wakes everyone.  Plus what a projection write announces (``projections/publish.p
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 import redis
@@ -399,3 +401,185 @@ def test_wait_until_looks_again_at_a_read_model_nothing_announces():
     started = time.monotonic()
     assert wait_until(None, None, lambda: None, lambda v: v is not None, timeout=0.2) is None
     assert 0.2 <= time.monotonic() - started < 2
+
+
+# -- streams the listener writes itself (Hub.write_directly) ------------------------
+def _direct_setup(hub: Hub, r: redis.Redis, gid: str, watch: waiting.Watch, version: int) -> None:
+    """The stream of ``watch`` sent ``version``, the newest board heard."""
+    _write(r, gid, version)
+    deadline = time.monotonic() + 5
+    while watch.version < version and time.monotonic() < deadline:
+        watch.wait(1)
+    assert watch.version == version
+    hub.sent(watch, version)
+
+
+def _writer(sock: socket.socket, shaped: list[int], chunked: bool = True, finished_at: int = 0) -> waiting.DirectWriter:
+    def shape(fields: dict[str, bytes]) -> tuple[bytes, bool]:
+        shaped.append(int(fields["version"]))
+        return fields["view:public"] + b"\n", int(fields["version"]) == finished_at
+
+    def finish(version: int) -> bytes:
+        return b"end %d\n" % version
+
+    return waiting.DirectWriter(sock, chunked, "k", shape, finish)
+
+
+class _Direct(threading.Thread):
+    """``hub.write_directly`` in a thread of its own (as a stream's greenlet)."""
+
+    def __init__(self, hub: Hub, watch: waiting.Watch, writer: waiting.DirectWriter, last: int, timeout: float) -> None:
+        super().__init__(daemon=True)
+        self.args_ = (hub, watch, writer, last, timeout)
+        self.got: Any = "not yet"
+        self.took = 0.0
+
+    def run(self) -> None:
+        hub, watch, writer, last, timeout = self.args_
+        started = time.monotonic()
+        self.got = hub.write_directly(watch, writer, last, timeout)
+        self.took = time.monotonic() - started
+
+    def registered(self) -> None:
+        deadline = time.monotonic() + 5
+        while not self.args_[1].cell.direct and self.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert self.args_[1].cell.direct, self.got
+
+
+def _read_exactly(sock: socket.socket, size: int, timeout: float = 5.0) -> bytes:
+    sock.settimeout(timeout)
+    out = b""
+    while len(out) < size:
+        chunk = sock.recv(size - len(out))
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
+def _chunk(data: bytes) -> bytes:
+    return b"%X\r\n%s\r\n" % (len(data), data)
+
+
+def test_a_stream_at_the_head_is_written_by_the_listener_in_order_until_the_game_ends(hub, r):
+    """docs/API.md "Streams": each board once, in version order, framed as an
+    HTTP/1.1 chunk, and the finished board followed by the end line; the
+    stream is handed back when the game is finished."""
+    gid = str(uuid.uuid4())
+    shaped: list[int] = []
+    ours, theirs = socket.socketpair()
+    ours.settimeout(5)  # a file that never blocks, as gevent's sockets
+    with ours, theirs, hub.watch(gid, boards=True) as watch:
+        _direct_setup(hub, r, gid, watch, 2)
+        writer = _writer(ours, shaped, finished_at=5)
+        assert waiting.DirectWriter.usable(ours)
+        direct = _Direct(hub, watch, writer, 2, timeout=10)
+        direct.start()
+        direct.registered()
+        for v in (3, 5):
+            _write(r, gid, v)
+        expected = _chunk(b'{"at":3}\n') + _chunk(b'{"at":5}\nend 5\n')
+        assert _read_exactly(theirs, len(expected)) == expected
+        direct.join(5)
+        assert direct.got == (5, True)
+        assert direct.took < 5  # handed back at the end, not at the timeout
+        assert shaped == [3, 5]
+        assert watch.cell.positions[id(watch)] == 5
+        assert not watch.cell.direct
+
+
+def test_an_http_1_0_stream_is_written_without_chunks(hub, r):
+    gid = str(uuid.uuid4())
+    ours, theirs = socket.socketpair()
+    ours.settimeout(5)
+    with ours, theirs, hub.watch(gid, boards=True) as watch:
+        _direct_setup(hub, r, gid, watch, 2)
+        direct = _Direct(hub, watch, _writer(ours, [], chunked=False), 2, timeout=0.5)
+        direct.start()
+        direct.registered()
+        _write(r, gid, 3)
+        assert _read_exactly(theirs, 9) == b'{"at":3}\n'
+        direct.join(5)
+        assert direct.got == (3, False)  # time up: the stream pings, then carries on
+
+
+def test_a_stream_not_at_the_head_is_left_to_its_own_path(hub, r):
+    gid = str(uuid.uuid4())
+    ours, theirs = socket.socketpair()
+    ours.settimeout(5)
+    with ours, theirs, hub.watch(gid, boards=True) as watch:
+        _direct_setup(hub, r, gid, watch, 2)
+        assert hub.write_directly(watch, _writer(ours, []), 1, 5) is None  # it lacks version 2
+        assert not watch.cell.direct
+
+
+def test_a_version_heard_without_its_board_hands_the_stream_back(hub, r):
+    """An announcement whose board was not heard (the board channel dropped it):
+    the stream reads the newest board the common way."""
+    gid = str(uuid.uuid4())
+    ours, theirs = socket.socketpair()
+    ours.settimeout(5)
+    with ours, theirs, hub.watch(gid, boards=True) as watch:
+        _direct_setup(hub, r, gid, watch, 2)
+        direct = _Direct(hub, watch, _writer(ours, []), 2, timeout=10)
+        direct.start()
+        direct.registered()
+        r.publish(publish.game_channel(gid), "4")
+        direct.join(5)
+        assert direct.got == (2, False)
+        assert direct.took < 5
+
+
+def test_a_board_already_read_from_the_hash_is_not_written_again(hub, r):
+    """A stream's first board may come from the hash before the board channel
+    brings that version: the listener skips it and writes the next."""
+    gid = str(uuid.uuid4())
+    ours, theirs = socket.socketpair()
+    ours.settimeout(5)
+    with ours, theirs, hub.watch(gid, boards=True) as watch:
+        _direct_setup(hub, r, gid, watch, 2)
+        # Version 3 read from the hash (as a new stream's first line) before its board came.
+        assert hub.fetch(watch, "k", lambda: (3, b"from the hash")) == (3, b"from the hash")
+        hub.sent(watch, 3)
+        direct = _Direct(hub, watch, _writer(ours, []), 3, timeout=10)
+        direct.start()
+        direct.registered()
+        _write(r, gid, 3)
+        _write(r, gid, 4)
+        expected = _chunk(b'{"at":4}\n')
+        assert _read_exactly(theirs, len(expected)) == expected
+        theirs.settimeout(0.3)
+        with pytest.raises(TimeoutError):
+            theirs.recv(1)  # nothing else: version 3 was not written twice
+        assert direct.is_alive()
+        hub.shutdown()  # hands every stream back
+        direct.join(5)
+        assert direct.got == (4, False)
+
+
+def test_a_socket_that_takes_part_of_a_write_hands_the_rest_to_its_stream(hub, r):
+    """A slow reader: what its socket did not take is written by the stream
+    itself (with the socket's write limit), and nothing is lost or repeated."""
+    gid = str(uuid.uuid4())
+    ours, theirs = socket.socketpair()
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    theirs.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    ours.settimeout(10)
+    big = b"x" * 300_000
+    fields = {"version": "3", "view:public": big, "state": b"{secret}"}
+    with ours, theirs, hub.watch(gid, boards=True) as watch:
+        _direct_setup(hub, r, gid, watch, 2)
+        direct = _Direct(hub, watch, _writer(ours, []), 2, timeout=30)
+        direct.start()
+        direct.registered()
+        with r.pipeline() as pipe:
+            publish.game_written(pipe, {"id": gid, "players": []}, fields, False, None)
+            pipe.execute()
+        time.sleep(0.5)  # the reader is slow: the listener's write cannot go through whole
+        expected = _chunk(big + b"\n")
+        got = _read_exactly(theirs, len(expected), timeout=10)
+        direct.join(10)
+        assert got == expected
+        assert direct.got == (3, False)
+        assert direct.took < 10
