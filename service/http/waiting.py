@@ -691,6 +691,7 @@ class Hub:
         with self._lock:
             games, self._to_read = self._to_read, []
         versions = self._pubsub.versions([keys.game(gid) for gid in games])
+        self._drain(self._pubsub)
         for gid, raw in zip(games, versions, strict=True):
             cell = self._games.get(gid)
             if cell is not None and raw is not None:
@@ -742,6 +743,18 @@ class Hub:
                     queue.append(message["data"])
             self._bump(cell)
 
+    def _drain(self, channels: PubSub, most: int = 10_000) -> None:
+        """Deliver the messages already received, without waiting (``most`` at
+        most).  Called between reading versions from the hashes and applying
+        them: a board published before the read is then heard before its
+        version is, so a stream sends it instead of skipping to the hash's
+        newest (a busy listener can have many boards waiting in its socket)."""
+        for _ in range(most):
+            message = channels.get_message(0, self._wake)
+            if message is None:
+                return
+            self._deliver(message)
+
     def _resync(self, reset: bool) -> None:
         """Re-read every watched game's version in one round trip; wake the
         waiters of those that moved (all of them when ``reset``: after a
@@ -753,6 +766,8 @@ class Hub:
             accounts = list(self._accounts.values())
         if games:
             versions = self._pubsub.versions([keys.game(gid) for gid, _ in games])
+            if not reset:
+                self._drain(self._pubsub)
             for (_, cell), raw in zip(games, versions, strict=True):
                 version = int(raw) if raw is not None else 0
                 if reset or version > cell.version:

@@ -583,3 +583,45 @@ def test_a_socket_that_takes_part_of_a_write_hands_the_rest_to_its_stream(hub, r
         assert got == expected
         assert direct.got == (3, False)
         assert direct.took < 10
+
+
+def test_a_busy_listener_hears_the_boards_before_the_versions_it_re_reads(settings, r):
+    """The safety re-read finds a hash ahead of the boards still waiting in the
+    listener's socket: they are heard first, so a stream never sees a version
+    whose board it could not send (it would skip to the hash's newest)."""
+    hub = Hub(announcements(settings), safety_seconds=0.3)
+    gid = str(uuid.uuid4())
+    ahead: list[tuple[int, int]] = []
+    deliver, bump = hub._deliver, hub._bump
+
+    def slow_deliver(message: dict[str, Any]) -> None:
+        channel = message["channel"]
+        if publish.board_game_of(channel.decode() if isinstance(channel, bytes) else channel) == gid:
+            time.sleep(0.5)  # longer than the re-read's period: it runs with boards waiting
+        deliver(message)
+
+    def checked_bump(cell: Any, version: int | None = None, reset: bool = False) -> None:
+        bump(cell, version, reset)
+        heard = cell.boards[-1][0] if cell.boards else 0
+        if cell.board_watchers and cell.version > heard:
+            ahead.append((cell.version, heard))
+
+    hub._deliver = slow_deliver  # type: ignore[method-assign]
+    hub._bump = checked_bump  # type: ignore[method-assign]
+    try:
+        with hub.watch(gid, boards=True) as watch:
+            for v in (2, 3, 4, 5):
+                with r.pipeline() as pipe:  # as the projection writes: the hash, then what it publishes
+                    pipe.hset(keys.game(gid), "version", v)
+                    fields = {"version": str(v), "view:public": b"{}"}
+                    publish.game_written(pipe, {"id": gid, "players": []}, fields, False, None)
+                    pipe.execute()
+            deadline = time.monotonic() + 15
+            while watch.version < 5 and time.monotonic() < deadline:
+                watch.wait(1)
+            assert watch.version == 5
+            assert [v for v, _ in watch.cell.boards] == [2, 3, 4, 5]
+    finally:
+        hub.shutdown()
+        r.delete(keys.game(gid))
+    assert ahead == []
