@@ -23,6 +23,32 @@ def live(settings) -> Iterator[str]:
         yield url
 
 
+def _play(
+    s: requests.Session,
+    url: str,
+    gid: str,
+    tokens: dict[int, str],
+    version: int,
+    chooser: random.Random,
+    key: str,
+    resign: bool = False,
+) -> int:
+    """One legal intent (or a resignation) by a seat to act, posted as a client
+    that knows only the public API; returns the version it made."""
+    state = s.get(f"{url}/v1/games/{gid}", params={"min_version": version}).json()
+    seat = chooser.choice(state["to_act"])
+    auth = {"Authorization": f"Bearer {tokens[seat]}"}
+    legal = s.get(f"{url}/v1/games/{gid}/legal", params={"min_version": version}, headers=auth).json()
+    intent = {"type": "resign"} if resign else chooser.choice(legal["intents"])
+    resp = s.post(
+        f"{url}/v1/games/{gid}/intents",
+        json={"intent": intent, "expected_version": legal["version"]},
+        headers=auth | {"Idempotency-Key": key},
+    )
+    assert resp.status_code == 201, resp.text
+    return resp.json()["version"]
+
+
 def test_a_client_that_only_follows_legal_plays_nautilus_industries_to_the_end(live):
     s = requests.Session()
     created = s.post(f"{live}/v1/games", json={"game": "nautilus-industries", "players": ["ann", "bob"]})
@@ -37,20 +63,10 @@ def test_a_client_that_only_follows_legal_plays_nautilus_industries_to_the_end(l
         assert state["version"] >= version
         if state["status"] == "finished":
             break
-        seat = chooser.choice(state["to_act"])
-        auth = {"Authorization": f"Bearer {tokens[seat]}"}
-        legal = s.get(f"{live}/v1/games/{gid}/legal", params={"min_version": version}, headers=auth).json()
         # Random play ends a game in about 1,000 intents, but its length has no bound (the
         # seed is the service's; NIN-120: only a stock marker on 24 ends it): past
         # GIVE_UP intents the seat to act resigns, as a player who has had enough does.
-        intent = chooser.choice(legal["intents"]) if posted < GIVE_UP else {"type": "resign"}
-        resp = s.post(
-            f"{live}/v1/games/{gid}/intents",
-            json={"intent": intent, "expected_version": legal["version"]},
-            headers=auth | {"Idempotency-Key": f"{gid}-{posted}"},
-        )
-        assert resp.status_code == 201, resp.text
-        version = resp.json()["version"]
+        version = _play(s, live, gid, tokens, version, chooser, f"{gid}-{posted}", resign=posted >= GIVE_UP)
         posted += 1
     assert state["result"]["ranking"]
     if posted <= GIVE_UP:
@@ -171,18 +187,7 @@ def test_streams_written_by_the_listener_frame_every_line_as_the_client_spoke(se
         chooser = random.Random(11)
         version = game["version"]
         for n in range(12):
-            state = s.get(f"{url}/v1/games/{gid}", params={"min_version": version}).json()
-            seat = chooser.choice(state["to_act"])
-            auth = {"Authorization": f"Bearer {tokens[seat]}"}
-            legal = s.get(f"{url}/v1/games/{gid}/legal", params={"min_version": version}, headers=auth).json()
-            intent = chooser.choice(legal["intents"]) if n < 11 else {"type": "resign"}
-            resp = s.post(
-                f"{url}/v1/games/{gid}/intents",
-                json={"intent": intent, "expected_version": legal["version"]},
-                headers=auth | {"Idempotency-Key": f"{gid}-{n}"},
-            )
-            assert resp.status_code == 201, resp.text
-            version = resp.json()["version"]
+            version = _play(s, url, gid, tokens, version, chooser, f"{gid}-{n}", resign=n == 11)
             time.sleep(0.05)  # the stream reaches the head between writes
         for name, sock in (("seat", seat_stream), ("public", public_stream)):
             with sock:

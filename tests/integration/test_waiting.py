@@ -5,11 +5,13 @@ wakes everyone.  Plus what a projection write announces (``projections/publish.p
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -414,6 +416,20 @@ def _direct_setup(hub: Hub, r: redis.Redis, gid: str, watch: waiting.Watch, vers
     hub.sent(watch, version)
 
 
+@contextlib.contextmanager
+def _at_head(
+    hub: Hub, r: redis.Redis, version: int = 2
+) -> Iterator[tuple[str, waiting.Watch, socket.socket, socket.socket]]:
+    """A game stream of a new game that sent ``version``, the newest board heard;
+    yields (game id, its watch, the server's end of its socket, the client's end)."""
+    gid = str(uuid.uuid4())
+    ours, theirs = socket.socketpair()
+    ours.settimeout(5)  # a file that never blocks, as gevent's sockets
+    with ours, theirs, hub.watch(gid, boards=True) as watch:
+        _direct_setup(hub, r, gid, watch, version)
+        yield gid, watch, ours, theirs
+
+
 def _writer(sock: socket.socket, shaped: list[int], chunked: bool = True, finished_at: int = 0) -> waiting.DirectWriter:
     def shape(fields: dict[str, bytes]) -> tuple[bytes, bool]:
         shaped.append(int(fields["version"]))
@@ -466,12 +482,8 @@ def test_a_stream_at_the_head_is_written_by_the_listener_in_order_until_the_game
     """docs/API.md "Streams": each board once, in version order, framed as an
     HTTP/1.1 chunk, and the finished board followed by the end line; the
     stream is handed back when the game is finished."""
-    gid = str(uuid.uuid4())
     shaped: list[int] = []
-    ours, theirs = socket.socketpair()
-    ours.settimeout(5)  # a file that never blocks, as gevent's sockets
-    with ours, theirs, hub.watch(gid, boards=True) as watch:
-        _direct_setup(hub, r, gid, watch, 2)
+    with _at_head(hub, r) as (gid, watch, ours, theirs):
         writer = _writer(ours, shaped, finished_at=5)
         assert waiting.DirectWriter.usable(ours)
         direct = _Direct(hub, watch, writer, 2, timeout=10)
@@ -490,11 +502,7 @@ def test_a_stream_at_the_head_is_written_by_the_listener_in_order_until_the_game
 
 
 def test_an_http_1_0_stream_is_written_without_chunks(hub, r):
-    gid = str(uuid.uuid4())
-    ours, theirs = socket.socketpair()
-    ours.settimeout(5)
-    with ours, theirs, hub.watch(gid, boards=True) as watch:
-        _direct_setup(hub, r, gid, watch, 2)
+    with _at_head(hub, r) as (gid, watch, ours, theirs):
         direct = _Direct(hub, watch, _writer(ours, [], chunked=False), 2, timeout=0.5)
         direct.start()
         direct.registered()
@@ -505,11 +513,7 @@ def test_an_http_1_0_stream_is_written_without_chunks(hub, r):
 
 
 def test_a_stream_not_at_the_head_is_left_to_its_own_path(hub, r):
-    gid = str(uuid.uuid4())
-    ours, theirs = socket.socketpair()
-    ours.settimeout(5)
-    with ours, theirs, hub.watch(gid, boards=True) as watch:
-        _direct_setup(hub, r, gid, watch, 2)
+    with _at_head(hub, r) as (gid, watch, ours, theirs):
         assert hub.write_directly(watch, _writer(ours, []), 1, 5) is None  # it lacks version 2
         assert not watch.cell.direct
 
@@ -517,11 +521,7 @@ def test_a_stream_not_at_the_head_is_left_to_its_own_path(hub, r):
 def test_a_version_heard_without_its_board_hands_the_stream_back(hub, r):
     """An announcement whose board was not heard (the board channel dropped it):
     the stream reads the newest board the common way."""
-    gid = str(uuid.uuid4())
-    ours, theirs = socket.socketpair()
-    ours.settimeout(5)
-    with ours, theirs, hub.watch(gid, boards=True) as watch:
-        _direct_setup(hub, r, gid, watch, 2)
+    with _at_head(hub, r) as (gid, watch, ours, theirs):
         direct = _Direct(hub, watch, _writer(ours, []), 2, timeout=10)
         direct.start()
         direct.registered()
@@ -534,11 +534,7 @@ def test_a_version_heard_without_its_board_hands_the_stream_back(hub, r):
 def test_a_board_already_read_from_the_hash_is_not_written_again(hub, r):
     """A stream's first board may come from the hash before the board channel
     brings that version: the listener skips it and writes the next."""
-    gid = str(uuid.uuid4())
-    ours, theirs = socket.socketpair()
-    ours.settimeout(5)
-    with ours, theirs, hub.watch(gid, boards=True) as watch:
-        _direct_setup(hub, r, gid, watch, 2)
+    with _at_head(hub, r) as (gid, watch, ours, theirs):
         # Version 3 read from the hash (as a new stream's first line) before its board came.
         assert hub.fetch(watch, "k", lambda: (3, b"from the hash")) == (3, b"from the hash")
         hub.sent(watch, 3)
