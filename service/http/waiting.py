@@ -89,6 +89,9 @@ SUBSCRIBE_WAIT_SECONDS = 2.0
 #: The listener's longest wait for a message: it applies new subscriptions
 #: between waits, so this bounds how long a new game's subscription waits.
 _TICK_SECONDS = 0.02
+#: The longest the listener works through messages waiting in its socket
+#: before it lets the process's other greenlets run (it writes streams itself).
+_BUSY_SECONDS = 0.005
 
 T = TypeVar("T")
 
@@ -255,6 +258,8 @@ class Hub:
         self._to_read: list[str] = []
         #: Messages heard (announcements, boards, account events), for tests and metrics.
         self.heard = 0
+        #: When the listener last let other greenlets run (:meth:`_share`).
+        self._busy_since = 0.0
         self._thread: threading.Thread | None = None
         self._pubsub: PubSub | None = None
         #: Its connections' name in Redis (``CLIENT LIST``).
@@ -603,11 +608,13 @@ class Hub:
                 # Anything published while we were away was lost: re-read it all.
                 self._resync(reset=True)
                 next_check = time.monotonic() + self.safety_seconds
+                self._busy_since = time.monotonic()
                 while not self.closing:
                     self._subscribe(channels, leave=False)
                     message = channels.get_message(_TICK_SECONDS, self._wake)
                     if message is not None:
                         self._deliver(message)
+                        self._share()
                     if self._to_read:
                         self._read_confirmed()
                     if time.monotonic() >= next_check:
@@ -743,6 +750,17 @@ class Hub:
                     queue.append(message["data"])
             self._bump(cell)
 
+    def _share(self) -> None:
+        """After a message: if ``_BUSY_SECONDS`` have passed since the listener
+        last let the process's other greenlets (threads) run, let them run once.
+        A listener with many boards waiting in its socket, each written to its
+        streams, would otherwise serve nothing else (a ``/healthz``, an intent)
+        until it has heard them all."""
+        now = time.monotonic()
+        if now - self._busy_since >= _BUSY_SECONDS:
+            time.sleep(0)
+            self._busy_since = time.monotonic()
+
     def _drain(self, channels: PubSub, most: int = 10_000) -> None:
         """Deliver the messages already received, without waiting (``most`` at
         most).  Called between reading versions from the hashes and applying
@@ -754,6 +772,7 @@ class Hub:
             if message is None:
                 return
             self._deliver(message)
+            self._share()
 
     def _resync(self, reset: bool) -> None:
         """Re-read every watched game's version in one round trip; wake the
