@@ -80,6 +80,13 @@ def test_a_client_that_only_follows_legal_plays_nautilus_industries_to_the_end(l
     assert "qd_intents_total" in s.get(f"{live}/metrics").text
 
 
+def _read_to_close(sock: socket.socket) -> bytes:
+    out = b""
+    while chunk := sock.recv(65536):
+        out += chunk
+    return out
+
+
 def _raw_post(url: str, path: str, head: dict[str, str], chunks: list[bytes]) -> tuple[int, bytes]:
     """POST with ``Transfer-Encoding: chunked`` over a plain socket (no
     Content-Length at all), as a hostile client frames it."""
@@ -89,9 +96,7 @@ def _raw_post(url: str, path: str, head: dict[str, str], chunks: list[bytes]) ->
     body = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n"
     with socket.create_connection((host, int(port)), timeout=10) as s:
         s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
-        answer = b""
-        while chunk := s.recv(65536):
-            answer += chunk
+        answer = _read_to_close(s)
     status = int(answer.split(b" ", 2)[1])
     return status, answer.split(b"\r\n\r\n", 1)[1]
 
@@ -125,9 +130,7 @@ def test_a_control_character_in_a_header_gets_our_json_error(live):
     ).encode() + body
     with socket.create_connection((host, int(port)), timeout=10) as s:
         s.sendall(request)
-        answer = b""
-        while chunk := s.recv(65536):
-            answer += chunk
+        answer = _read_to_close(s)
     head, _, payload = answer.partition(b"\r\n\r\n")
     assert head.split(b" ", 2)[1] == b"400", answer[:300]
     assert b"content-type: application/json" in head.lower(), head
@@ -141,13 +144,6 @@ def _open_stream(url: str, path: str, protocol: str, token: str | None = None) -
     auth = f"Authorization: Bearer {token}\r\n" if token else ""
     sock.sendall(f"GET {path} {protocol}\r\nHost: {host}\r\n{auth}Accept: application/x-ndjson\r\n\r\n".encode())
     return sock
-
-
-def _read_to_close(sock: socket.socket) -> bytes:
-    out = b""
-    while chunk := sock.recv(65536):
-        out += chunk
-    return out
 
 
 def _dechunked(body: bytes) -> bytes:
