@@ -43,7 +43,7 @@ require = if [ -z "$(strip $($(1)))" ]; then echo "error: 'make $@' needs $(1)=<
 script = $(LOAD_ENV); $(PY) -m scripts.$(1) $(ARGS)
 
 .PHONY: help install run test test-fast test-layer migrate worker bots bot-worker rebuild catch-up backup restore audit replay export verify lint fmt \
-        bench bench-report demo tournament-demo soak up down clean browser screenshots docker-engine
+        bench bench-report demo tournament-demo soak up down clean browser screenshots docker-engine ha-packages
 
 help: ## list the targets
 	@echo "Quarterdeck — make targets (services: env DATABASE_URL/REDIS_URL, else a running 'make run')"
@@ -85,19 +85,22 @@ TEST_WORKERS ?= 3
 # a Docker engine only when the compose layer runs (all of tests/, tests/compose, or LAYER=compose).
 needs_browser = $(filter browser tests tests/ tests/browser tests/browser/ tests/browser/%,$(1))
 needs_docker = $(filter compose tests tests/ tests/compose tests/compose/ tests/compose/%,$(1))
+needs_ha = $(filter ha tests tests/ tests/ha tests/ha/ tests/ha/%,$(1))
 
 test: install ## the whole suite: pytest over tests/ (TESTS=tests/unit narrows; TEST_WORKERS=0 in one process); PYTEST_ARGS='-k ...' passes options
 	@$(if $(call needs_browser,$(or $(TESTS),tests)),$(MAKE) browser)
 	@$(if $(call needs_docker,$(or $(TESTS),tests)),$(MAKE) docker-engine)
+	@$(if $(call needs_ha,$(or $(TESTS),tests)),$(MAKE) ha-packages)
 	@$(call pytest,-n $(TEST_WORKERS) --dist loadfile $(or $(TESTS),tests))
 
 test-fast: install ## unit + scenario tests and a short conformance run: no servers, well under a minute
 	@export QD_PLAYOUTS=$${QD_PLAYOUTS:-0.1}; $(call pytest,-m "unit or scenario or property" tests/unit tests/scenario tests/property)
 
-test-layer: install ## one layer of the suite: LAYER=unit|scenario|property|integration|e2e|security|fuzz|faults|load|browser|compose|cluster
+test-layer: install ## one layer of the suite: LAYER=unit|scenario|property|integration|e2e|security|fuzz|faults|load|browser|compose|cluster|ha
 	@$(call require,LAYER,a layer name)
 	@$(if $(call needs_browser,$(LAYER)),$(MAKE) browser)
 	@$(if $(call needs_docker,$(LAYER)),$(MAKE) docker-engine)
+	@$(if $(call needs_ha,$(LAYER)),$(MAKE) ha-packages)
 	@$(call pytest,-m "$(LAYER)" tests)
 
 # The compose test (tests/compose) runs `make up` on a real Docker engine: as root, a missing
@@ -106,6 +109,12 @@ test-layer: install ## one layer of the suite: LAYER=unit|scenario|property|inte
 # reason (under CI it fails).
 docker-engine: ## the Docker engine's packages for tests/compose (as root: apt-get docker.io debootstrap; the test starts dockerd)
 	@tests/compose/docker_engine.sh
+
+# The HA tests (tests/ha) run PostgreSQL under Patroni with etcd, and pgBackRest, from Debian's
+# packages: as root, missing ones are installed with apt-get (their services kept from starting);
+# the tests start and remove their own servers on loopback ports.
+ha-packages: ## the HA layer's packages for tests/ha (as root: apt-get etcd-server patroni pgbackrest)
+	@tests/ha/ha_packages.sh
 
 # The browser tests (tests/browser) drive the operating system's headless Chromium through its own
 # chromedriver (Debian: both from one source package, so their versions always match); nothing

@@ -22,7 +22,7 @@ from service.config import Settings
 #: ``pytest -m unit`` (or ``make test-layer LAYER=unit``) runs one layer.
 LAYERS = (
     "unit", "scenario", "property", "integration", "e2e", "security", "fuzz", "faults", "load", "browser", "compose",
-    "cluster",
+    "cluster", "ha",
 )  # fmt: skip
 
 

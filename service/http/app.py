@@ -105,7 +105,13 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
 def _register_errors(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def api_error(err: ApiError):
-        return jsonify(err.to_json()), err.status
+        resp = jsonify(err.to_json())
+        wait = err.details.get("retry_after_seconds") if err.status == 503 else None
+        if isinstance(wait, int):
+            # What a client (or a proxy) reads first: a 503 of a failover, a restart or an
+            # exhausted pool says when to come back; an intent is retried with its Idempotency-Key.
+            resp.headers["Retry-After"] = str(wait)
+        return resp, err.status
 
     @app.errorhandler(DomainError)
     def domain_error(err: DomainError):
@@ -147,7 +153,7 @@ def _register_errors(app: Flask) -> None:
     def unexpected(err: Exception):
         import psycopg
 
-        if isinstance(err, psycopg.OperationalError):
+        if isinstance(err, (psycopg.OperationalError, psycopg.errors.ReadOnlySqlTransaction)):
             return store_down(StoreUnavailable(str(err)))
         log.exception("unhandled error")
         return api_error(ApiError(500, "internal_error", "Something went wrong on our side."))

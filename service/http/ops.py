@@ -23,11 +23,12 @@ def healthz() -> dict:
 @blp.response(200, HealthOut)
 @blp.alt_response(503, schema=HealthOut, description="PostgreSQL or Redis unreachable")
 def readyz():
-    """PostgreSQL and Redis are both reachable."""
+    """PostgreSQL's primary and Redis are both reachable."""
     svc = services()
     checks = {}
     try:
-        svc.store.ping()
+        # The primary: a standby reached (a failover under way) is no more ready than none.
+        svc.store.is_primary()
         checks["postgres"] = "ok"
     except Exception as exc:
         checks["postgres"] = f"unavailable: {type(exc).__name__}"

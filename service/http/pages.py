@@ -227,7 +227,7 @@ def _unexpected(err: Exception) -> Response:
         return error_page(err.code or 500, "http_error", err.description or err.name)
     import psycopg
 
-    if isinstance(err, psycopg.OperationalError):
+    if isinstance(err, (psycopg.OperationalError, psycopg.errors.ReadOnlySqlTransaction)):
         return _store_down(StoreUnavailable(str(err)))
     log.exception("unhandled error on a page")
     return error_page(500, "internal_error", "Something went wrong on our side.")

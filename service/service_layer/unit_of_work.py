@@ -25,7 +25,7 @@ from types import TracebackType
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from service.adapters.pooled import StoreUnavailable
+from service.adapters.pooled import DOWN, StoreUnavailable, retire_connections
 
 
 class UnitOfWork:
@@ -52,6 +52,7 @@ class UnitOfWork:
         if self._open is not None:
             raise RuntimeError("the unit of work is open already")
         opened = ExitStack()
+        conn = None
         try:
             conn = opened.enter_context(self.pool.connection(timeout=self.pool_timeout))
             # The pool's connections are in autocommit: this BEGINs (and a
@@ -59,6 +60,7 @@ class UnitOfWork:
             self._transaction = opened.enter_context(conn.transaction())
         except psycopg.OperationalError as exc:  # the pool's timeout too: a clear 503
             opened.close()
+            retire_connections(self.pool, conn, exc)
             raise StoreUnavailable(str(exc)) from exc
         self._open, self._conn, self._committed = opened, conn, []
         return self
@@ -66,9 +68,12 @@ class UnitOfWork:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        conn = self._conn
         self.rollback()
-        if isinstance(exc, psycopg.OperationalError):
-            # The server went away mid-transaction: a clear 503, as every store answers.
+        if isinstance(exc, DOWN):
+            # The server went away mid-transaction, or no longer takes writes (a
+            # failover): a clear 503, as every store answers.
+            retire_connections(self.pool, conn, exc)
             raise StoreUnavailable(str(exc)) from exc
 
     def on_committed(self, callback: Callable[[], object]) -> None:
@@ -82,10 +87,15 @@ class UnitOfWork:
         """COMMIT and give the connection back, then run the callbacks in the order
         they were registered.  The unit of work is closed afterwards: what is left of
         its ``with`` block must not write."""
+        conn = self._conn
         opened, callbacks = self._close()
         try:
             opened.close()  # leaves the transaction without an error: COMMIT
-        except psycopg.OperationalError as exc:
+        except DOWN as exc:
+            # The COMMIT's outcome is unknown (the server may have committed before it
+            # went away): never reported as done; the client's retry with its
+            # Idempotency-Key finds out.
+            retire_connections(self.pool, conn, exc)
             raise StoreUnavailable(str(exc)) from exc
         for callback in callbacks:
             callback()

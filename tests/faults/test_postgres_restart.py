@@ -47,6 +47,7 @@ def test_postgres_crash_restart_under_load():
         probe = requests.post(f"{url}/v1/games", json={"game": "nauticus", "players": ["p", "q"]}, timeout=30)
         assert probe.status_code == 503, probe.text
         assert probe.json()["error"]["code"] == "postgres_unavailable"
+        assert probe.headers.get("Retry-After") == "1", probe.headers  # when to come back, as a header too
         time.sleep(3)
         st.pg.start()
         players.join(300)
