@@ -42,7 +42,7 @@ require = if [ -z "$(strip $($(1)))" ]; then echo "error: 'make $@' needs $(1)=<
 # scripts/ is not installed, so it is found beside the Makefile.
 script = $(LOAD_ENV); $(PY) -m scripts.$(1) $(ARGS)
 
-.PHONY: help install run test test-fast test-layer migrate worker bots bot-worker rebuild catch-up backup restore audit replay export verify lint fmt \
+.PHONY: help install run test test-fast test-layer migrate worker bots bot-worker rebuild catch-up backup restore restore-pitr audit replay export verify lint fmt \
         bench bench-report demo tournament-demo soak up down clean browser screenshots docker-engine ha-packages
 
 help: ## list the targets
@@ -158,6 +158,10 @@ backup: install ## dump the source of truth into one checked file [OUT=path] (do
 
 restore: install ## load FILE=<backup> into an EMPTY database (DATABASE_URL), then run make rebuild; CHECK=1: only check FILE
 	@$(call require,FILE,backup file); $(LOAD_ENV); $(PY) -m service restore "$(FILE)" $(if $(CHECK),--check) $(if $(REBASE),--rebase-feed "$(REBASE)")
+
+restore-pitr: install ## back to TIME=<moment> with pgBackRest into a new PGDATA=<dir> [PORT=5433], then rebuild the read models
+	@$(call require,TIME,a moment such as '2026-12-07 01:30:00+00'); $(call require,PGDATA,a new data folder); \
+	$(LOAD_ENV); $(PY) -m scripts.restore_pitr --time "$(TIME)" --data "$(PGDATA)" $(if $(PORT),--port "$(PORT)") $(ARGS)
 
 audit: install ## audit a game: GAME=<id>, or a tournament: TOURNAMENT=<id>
 	@if [ -n "$(TOURNAMENT)" ]; then $(LOAD_ENV); $(PY) -m service tournament-audit "$(TOURNAMENT)"; \
