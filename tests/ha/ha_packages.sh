@@ -13,9 +13,10 @@ if have && pg_bins; then
   exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
-  echo "error: the HA tests need etcd, patroni, pgbackrest and PostgreSQL's binaries: as root," >&2
-  echo "       'make ha-packages' (apt-get install etcd-server patroni pgbackrest postgresql)" >&2
-  exit 1
+  # The rest of the suite runs; the HA tests fail saying what is missing.
+  echo "note: the HA tests (tests/ha) need etcd, patroni, pgbackrest and PostgreSQL's binaries: as root," >&2
+  echo "      'make ha-packages' installs them (apt-get install etcd-server patroni pgbackrest postgresql)" >&2
+  exit 0
 fi
 command -v apt-get >/dev/null || { echo "error: no apt-get here: install etcd, patroni, pgbackrest and PostgreSQL" >&2; exit 1; }
 packages="etcd-server patroni pgbackrest"
