@@ -48,12 +48,12 @@ _drains_lock = threading.Lock()
 
 
 def retire_connections(pool: ConnectionPool, conn: psycopg.Connection | None, exc: BaseException) -> bool:
-    """After ``exc`` on ``conn``: if the connection is lost or on a standby, close it
-    and retire every connection the pool made before it (at most once a second).
+    """After ``exc`` on ``conn`` (given back to the pool): if the connection is lost or on
+    a standby, retire every connection the pool made before now (at most once a second).
     True if the connection was lost (another one may well work)."""
-    if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction) and conn is not None:
-        conn.close()  # a healthy-looking connection to a standby: the pool would keep it
-    elif conn is None or (not conn.broken and not conn.closed):
+    # A connection to a standby looks healthy: the pool would keep it, so it is retired too.
+    standby = isinstance(exc, psycopg.errors.ReadOnlySqlTransaction)
+    if not standby and (conn is None or (not conn.broken and not conn.closed)):
         return False  # the statement failed on a working server (a timeout, a cancel)
     now = time.monotonic()
     with _drains_lock:

@@ -68,3 +68,27 @@ def test_a_write_on_a_dropped_connection_is_unavailable_and_the_next_one_works(c
     with UnitOfWork(store.pool, 2.0) as uow:
         assert uow.conn.execute("SELECT 1").fetchone() == (1,)
         uow.commit()
+
+
+def test_a_write_on_a_server_that_takes_no_writes_is_unavailable(settings):
+    """A demoted primary (a standby) refuses writes with ReadOnlySqlTransaction: a 503, not a 500."""
+    from psycopg_pool import ConnectionPool
+
+    from service.adapters.eventstore import EventStore
+
+    def read_only(conn: psycopg.Connection) -> None:
+        conn.execute("SET default_transaction_read_only = on")  # what a standby's sessions are
+
+    pool = ConnectionPool(
+        settings.database_url, min_size=1, max_size=2, configure=read_only, kwargs={"autocommit": True}, open=True
+    )
+    try:
+        store = EventStore(pool, 2.0)
+        write = "INSERT INTO schema_migrations (name) VALUES ('never')"
+        with pytest.raises(StoreUnavailable), store._conn() as conn:
+            conn.execute(write)
+        with pytest.raises(StoreUnavailable), UnitOfWork(pool, 2.0) as uow:
+            uow.conn.execute(write)
+        assert store._fetch("SELECT 1", ()) == [(1,)]  # reads still work
+    finally:
+        pool.close()
