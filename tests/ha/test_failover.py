@@ -337,8 +337,9 @@ def _run(ha: dict[str, Any]) -> None:
             assert old is not None
             sync = cluster.sync_standby()
             top_before, _ = _xids(old)
+            doomed = old.pids()
             killed_at = time.monotonic()
-            old.kill()
+            old.kill(doomed)
             new = _wait_writable(cluster, old)
             promoted_at = time.monotonic()
             top_after, next_xid = _xids(new)

@@ -209,16 +209,21 @@ class Node:
             return int((self.data / "postmaster.pid").read_text().split()[0])
         return None
 
-    def kill(self) -> None:
-        """SIGKILL the node whole: Patroni and its PostgreSQL (the postmaster runs in a
-        session of its own), as a machine that dies."""
+    def pids(self) -> list[int]:
+        """Patroni's process and PostgreSQL's (the postmaster runs in a session of its own), with
+        their children: what :meth:`kill` kills.  Read from /proc, which takes a while on a busy
+        machine: a caller that times the kill collects them first."""
         pids = []
         if self.proc is not None:
             pids += [self.proc.pid, *_descendants(self.proc.pid)]
         pm = self.postmaster_pid()
         if pm is not None:
             pids += [pm, *_descendants(pm)]
-        for pid in pids:
+        return pids
+
+    def kill(self, pids: list[int] | None = None) -> None:
+        """SIGKILL the node whole (``pids``: from :meth:`pids`), as a machine that dies."""
+        for pid in self.pids() if pids is None else pids:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         if self.proc is not None:
