@@ -110,8 +110,9 @@ class Clients:
         #: (time, method, path, code, Retry-After) of every 503.
         self.unavailable: list[tuple[float, str, str, str, str | None]] = []
         self.errors: list[str] = []
-        #: (time, game, answer) of every 201 to an intent.
-        self.accepted: list[tuple[float, str, dict[str, Any]]] = []
+        #: (sent, answered, game, answer) of every 201 to an intent: when its request left and
+        #: when its answer came (an answer computed before a kill may be read just after it).
+        self.accepted: list[tuple[float, float, str, dict[str, Any]]] = []
         #: Intents answered 503 and then, with the same key, 201: replayed (it had
         #: committed) or decided anew.
         self.retried: Counter[str] = Counter()
@@ -127,6 +128,7 @@ class Clients:
             headers["Authorization"] = f"Bearer {token}"
         failed = False
         for _ in range(300):
+            self.local.sent = time.monotonic()
             try:
                 resp = self.session().request(method, self.urls[node] + path, headers=headers, timeout=30, **kw)
             except requests.ConnectionError:
@@ -190,7 +192,7 @@ def _step(clients: Clients, game: Game, chooser: random.Random) -> None:
     assert resp.status_code == 201, (gid, resp.status_code, resp.text[:300])
     answer = resp.json()
     with clients.lock:
-        clients.accepted.append((time.monotonic(), gid, answer))
+        clients.accepted.append((clients.local.sent, time.monotonic(), gid, answer))
     game.posted += 1
     game.version = answer["version"]
     other = _json(clients.call(1 - node, "GET", f"/v1/games/{gid}?min_version={game.version}", token), "read back")
@@ -379,30 +381,31 @@ def _run(ha: dict[str, Any]) -> None:
     assert "unhandled error" not in log, log[log.index("unhandled error") - 200 :][:3000]
 
     # The pause of each failover: its first failed write to the first write accepted after it.
-    # And the gap writes saw: from the last write accepted before the kill to the first after
-    # it (clients waiting on reads meanwhile may meet their first failed write late).
+    # And the gap writes saw: from the last write answered before the kill to the first one
+    # sent after it (clients waiting on reads meanwhile may meet their first failed write late).
     pauses, gaps = [], []
     for k in kills:
         failed = [at for at, method, *_ in clients.unavailable if method == "POST" and at >= k["at"]]
         assert failed, f"no write failed after the kill of {k['old']}"
         first_failed = min(failed)
-        later = [at for at, _, _ in clients.accepted if at > first_failed]
+        later = [done for sent, done, _, _ in clients.accepted if sent > first_failed]
         assert later, "no write accepted after the failover"
         pauses.append(min(later) - first_failed)
-        before = [at for at, _, _ in clients.accepted if at < k["at"]]
-        gaps.append(min(later) - max(before))
+        before = [done for _, done, _, _ in clients.accepted if done < k["at"]]
+        after = [done for sent, done, _, _ in clients.accepted if sent > k["at"]]
+        gaps.append(min(after) - max(before))
         # /readyz said so while no primary answered.
         down = [s for at, s, _ in readyz if k["at"] <= at <= k["at"] + k["promoted_in"] + 3 and s == 503]
         assert down, f"/readyz never answered 503 during the failover from {k['old']}"
 
     # No acknowledged intent lost: each 201's events are in the game's stream.
     streams: dict[str, dict[int, str]] = {}
-    for gid in {gid for _, gid, _ in clients.accepted}:
+    for gid in {gid for _, _, gid, _ in clients.accepted}:
         if gid not in streams:
             lines = clients.call(0, "GET", f"/v1/games/{gid}/events?limit=5000", ADMIN).text.splitlines()
             streams[gid] = {e["seq"]: e["type"] for e in map(json.loads, lines)}
     lost = [
-        (gid, e["seq"]) for _, gid, answer in clients.accepted for e in answer["events"]
+        (gid, e["seq"]) for _, _, gid, answer in clients.accepted for e in answer["events"]
         if streams[gid].get(e["seq"]) != e["type"]
     ]  # fmt: skip
 
@@ -436,7 +439,8 @@ def _run(ha: dict[str, Any]) -> None:
             f"xids {k['xids'][0]} before, {k['xids'][2]} next on the new primary"
             for i, (k, p, g) in enumerate(zip(kills, pauses, gaps, strict=True))
         )
-        + f"; 503s {len(clients.unavailable)} (writes {sum(1 for u in clients.unavailable if u[1] == 'POST')}), "
+        + f"; 503s {len(clients.unavailable)} (writes {sum(1 for u in clients.unavailable if u[1] == 'POST')}, "
+        f"before the first kill {sum(1 for u in clients.unavailable if u[0] < kills[0]['at'])}), "
         f"retried intents {dict(clients.retried)}, lost {len(lost)}, statuses {dict(clients.statuses)}, "
         f"readyz 503s {sum(1 for _, s, _ in readyz if s == 503)}, {len(live)} read-model keys "
         f"({sum(k.startswith('lb:') for k in live)} of leaderboards); "
