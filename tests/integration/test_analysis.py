@@ -130,3 +130,31 @@ def test_a_burst_of_requests_is_bounded_by_the_quota_and_the_queue(analysis_app,
         if resp.status_code == 503:
             assert resp.get_json()["error"]["code"] == "busy" and resp.headers["Retry-After"]
     assert queue.count == 4 and statuses.count(202) == 2 and 503 in statuses
+
+
+def test_a_finished_tournaments_audit_gives_each_players_agreement(app, ctx, settings, queue):
+    """The fair-play signal: the first audit asks for its games' analyses (counted like any request), a
+    later one sums each player's decisions and matches over the games analysed."""
+    from support.tournaments import run_tournament
+
+    ran = run_tournament(app, ctx, settings, players=2, rounds=1, seed=21)
+    client = app.test_client()
+    first = client.get(f"/v1/tournaments/{ran['id']}/audit", environ_base={"REMOTE_ADDR": "198.51.100.50"})
+    assert first.status_code == 200
+    report = first.get_json()
+    assert report["status"] == "finished" and report["ok"], report
+    fair = report["fair_play"]
+    assert "never a verdict" in fair["note"]
+    assert fair["games_analysed"] == 0 and len(fair["games_pending"]) == 1 and queue.count == 1
+    run_analysis_jobs(ctx, queue)
+    fair = client.get(f"/v1/tournaments/{ran['id']}/audit").get_json()["fair_play"]
+    assert fair["games_analysed"] == 1 and fair["games_pending"] == []
+    assert {p["player"] for p in fair["players"]} == set(ran["keys"])
+    gid = client.get(f"/v1/tournaments/{ran['id']}/rounds/1").get_json()["tables"][0]["game_id"]
+    kept = analyses(ctx).kept(gid, 1)
+    assert kept is not None
+    seats = ctx.store.read(gid, upto=1)[0].data["players"]
+    for p in fair["players"]:
+        own = kept["agreement"][seats.index(p["player"])]
+        assert (p["decisions"], p["matched"], p["games"]) == (own["decisions"], own["matched"], 1)
+        assert p["rate"] == (round(own["matched"] / own["decisions"], 3) if own["decisions"] else None)
