@@ -99,20 +99,21 @@ def choose(
         def out_of_budget() -> bool:
             return cpu_clock() >= deadline
 
+    ask: Callable[[], bool] = out_of_budget
     if stats is not None:
         # The search asks before every iteration but the first: each "go on" is one more.
         stats["iterations"] = 1
-        bounded = out_of_budget
+        counts = stats
 
-        def out_of_budget() -> bool:
-            stop = bounded()
-            stats["iterations"] += not stop
+        def counted() -> bool:
+            stop = out_of_budget()
+            counts["iterations"] += 0 if stop else 1
             return stop
 
+        ask = counted
+
     if spec.algorithm == "greedy":
-        return choose_greedy(
-            engine, seat, state_view, intents, rnd, samples=spec.iterations, out_of_budget=out_of_budget
-        )
+        return choose_greedy(engine, seat, state_view, intents, rnd, samples=spec.iterations, out_of_budget=ask)
     assert spec.shape is not None
     return choose_ismcts(
         engine,
@@ -122,5 +123,5 @@ def choose(
         rnd,
         iterations=spec.iterations,
         shape=spec.shape,
-        out_of_budget=out_of_budget,
+        out_of_budget=ask,
     )
