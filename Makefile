@@ -45,7 +45,7 @@ require = if [ -z "$(strip $($(1)))" ]; then echo "error: 'make $@' needs $(1)=<
 # scripts/ is not installed, so it is found beside the Makefile.
 script = $(LOAD_ENV); $(PY) -m scripts.$(1) $(ARGS)
 
-.PHONY: help install run test test-fast test-layer migrate worker bots bot-worker rebuild catch-up backup restore restore-pitr audit replay export verify lint fmt \
+.PHONY: help install run test test-fast test-layer migrate worker bots bot-worker analysis-worker rebuild catch-up backup restore restore-pitr audit replay export verify lint fmt \
         bench bench-report demo tournament-demo soak up down clean browser screenshots docker-engine ha-packages
 
 help: ## list the targets
@@ -149,6 +149,9 @@ bots: install ## provision the house bots' accounts, one per game and level (ide
 
 bot-worker: install ## run one bot worker in the foreground (house bots act: docs/BOTS.md "House bots")
 	@$(LOAD_ENV); $(PY) -m workers.bots
+
+analysis-worker: install ## run one analysis worker in the foreground (docs/API.md "Analysis")
+	@$(LOAD_ENV); $(PY) -m workers.analysis
 
 rebuild: install ## rebuild read models from the events (all games, or GAME=<id>)
 	@$(LOAD_ENV); $(PY) -m service rebuild $(if $(GAME),--game "$(GAME)")

@@ -1,10 +1,11 @@
 """``make run``: the whole service on one machine, for development.
 
 Inside ``dev_services()`` (PostgreSQL and Redis from the environment, else embedded): apply the
-migrations, provision the house bots (``python -m service bots``), start gunicorn, one RQ worker
-and one bot worker (``workers/bots.py``) as child processes (the worker also runs the sweep
-and the clocks' scheduler, ``workers/timeouts.py``: nothing else is needed), write ``.devdata/env`` (the URLs
-in use, for other make targets to source), and print the API's URL once ``/healthz`` answers.
+migrations, provision the house bots (``python -m service bots``), start gunicorn, one RQ worker,
+one bot worker (``workers/bots.py``) and one analysis worker (``workers/analysis.py``) as child
+processes (the worker also runs the sweep and the clocks' scheduler, ``workers/timeouts.py``:
+nothing else is needed), write ``.devdata/env`` (the URLs in use, for other make targets to
+source), and print the API's URL once ``/healthz`` answers.
 Ctrl-C or SIGTERM stops the children, then the services: nothing else does.  A child that dies
 (the worker killed, gunicorn's master gone) is started again after a back-off (1 s, doubling up
 to 30 s while it keeps dying within a minute of its start), with a log line each time, as
@@ -236,6 +237,7 @@ def _serve(env: dict[str, str], port: int, env_file: dict[str, str], token_gener
         "gunicorn": _gunicorn_argv(port),
         "worker": [sys.executable, "-m", "workers"],
         "bot worker": [sys.executable, "-m", "workers.bots"],
+        "analysis worker": [sys.executable, "-m", "workers.analysis"],
     }
     restarts = {name: _Restarts() for name in argvs}
     try:

@@ -57,6 +57,7 @@ CODES: dict[int, dict[str, str]] = {
         "already_seated": "You already sit at this table.",
         "already_started": "The tournament has already started.",
         "already_withdrawn": "… has withdrawn already.",
+        "game_running": "The game is still running: its analysis comes once it has finished.",
         "handle_reserved": "Handles of the form '<game>-bot-<level>' are the house bots' (docs/BOTS.md).",
         "handle_taken": "The handle … is taken (handles are unique ignoring case).",
         "invitation_answered": "This invitation is … already.",
@@ -191,6 +192,7 @@ CODES: dict[int, dict[str, str]] = {
         "wrong_phase": "",
     },
     429: {
+        "analysis_quota": "At most … new analyses a day per account (… per address without one); retry after … s.",
         "rate_limited": "Too many requests: the limit is … for …. Retry after … s.",
         "too_many_requests": "Too many requests; retry after `Retry-After` seconds.",
         "too_many_streams": "At most … streams may be open at once per client …; close one first.",
@@ -199,7 +201,7 @@ CODES: dict[int, dict[str, str]] = {
         "internal_error": "Something went wrong on our side.",
     },
     503: {
-        "busy": "The server is busy with other audits and exports; try again shortly.",
+        "busy": "The server is busy with other audits, exports or analyses; try again shortly.",
         "postgres_unavailable": "A backing service cannot be reached; try again shortly.",
         "read_model_unavailable": "The game's read model is being built; try again shortly.",
         "redis_unavailable": "A backing service cannot be reached; try again shortly.",

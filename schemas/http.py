@@ -230,3 +230,61 @@ class GameListOut(Schema):
 class HealthOut(Schema):
     status = fields.String(required=True)
     checks = fields.Dict()
+
+
+# -- analysis of a finished game (docs/API.md "Analysis") -----------------------------------------
+class AnalysisEventOut(Schema):
+    seq = fields.Integer(required=True)
+    values = fields.List(
+        fields.Float(),
+        required=True,
+        metadata={
+            "description": "Per seat, its margin over the best other seat in the game's points, estimated from "
+            "that seat's own view only (0 before the setup)."
+        },
+    )
+
+
+class AnalysisMoveOut(Schema):
+    seq = fields.Integer(required=True, metadata={"description": "The first event of the decision's intent."})
+    seat = fields.Integer(required=True)
+    loss = fields.Float(
+        required=True, metadata={"description": "Margin the played move lost against the preferred one (>= 0)."}
+    )
+    played = fields.Dict(required=True, metadata=typed(ref("Intent")))
+    preferred = fields.Dict(required=True, metadata=typed(ref("Intent")))
+    preferred_text = fields.String(required=True, metadata={"description": "The preferred move in words."})
+
+
+class AnalysisDecisionOut(AnalysisMoveOut):
+    matched = fields.Boolean(required=True, metadata={"description": "The played move was the bot's first choice."})
+
+
+class AnalysisAgreementOut(Schema):
+    seat = fields.Integer(required=True)
+    decisions = fields.Integer(required=True, metadata={"description": "Decisions with more than one choice."})
+    matched = fields.Integer(required=True, metadata={"description": "Of them, the bot's first choice."})
+
+
+class AnalysisBudgetOut(Schema):
+    search_cpu_ms = fields.Float(required=True)
+    search_iterations = fields.Integer(required=True)
+    value_samples = fields.Integer(required=True)
+
+
+class AnalysisOut(Schema):
+    game_id = fields.String(required=True, metadata={"format": "uuid"})
+    format = fields.Integer(required=True)
+    game = fields.String(required=True)
+    level = fields.Integer(required=True, metadata={"description": "The house bot level whose moves are preferred."})
+    budget = fields.Nested(AnalysisBudgetOut, required=True)
+    cpu_seconds = fields.Float(required=True, metadata={"description": "CPU the analysis took."})
+    events = fields.List(fields.Nested(AnalysisEventOut), required=True, metadata={"description": "One per event."})
+    decisions = fields.List(fields.Nested(AnalysisDecisionOut), required=True)
+    mistakes = fields.List(fields.Nested(AnalysisMoveOut), required=True)
+    agreement = fields.List(fields.Nested(AnalysisAgreementOut), required=True)
+
+
+class AnalysisPendingOut(Schema):
+    status = fields.String(required=True, validate=validate.OneOf(["computing"]))
+    retry_after_seconds = fields.Integer(required=True)

@@ -209,3 +209,10 @@ class TournamentAuditOut(Schema):
     withdrawals = fields.List(fields.Nested(WithdrawalOut), required=True)
     late = fields.List(fields.Nested(LateOut), required=True)
     checks = fields.Dict(required=True)
+    fair_play = fields.Dict(
+        metadata={
+            "description": "A finished tournament's only: `note`, `games_analysed`, `games_pending` and per "
+            "player `player`, `games`, `decisions`, `matched`, `rate` (how often the player's moves were the "
+            'level-3 house bot\'s first choice). A signal, not a verdict (docs/API.md, "Analysis").'
+        }
+    )

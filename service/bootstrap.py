@@ -27,6 +27,7 @@ from projections import leaderboards
 from projections import tournaments as tournament_standings
 from projections.runner import Checkpoints, GlobalConsumer
 from service import redis_roles
+from service.adapters.analyses import Analyses
 from service.adapters.announcements import PubSubOpener
 from service.adapters.eventstore import EventStore, check_if_idle, configure_connection
 from service.adapters.invitations import Invitations
@@ -176,6 +177,14 @@ def rate_limits(settings: Settings, prefix: str = "qd:rl") -> RateLimits:
     with short timeouts: a limit must not hold a request for long when Redis is away."""
     client = redis_roles.connect_one(settings.read_url, socket_connect_timeout=0.5, socket_timeout=0.5)
     return RateLimits(settings, client, prefix)
+
+
+def analyses(components: Components) -> Analyses:
+    """Analyses of finished games: kept on the read side's Redis, their jobs on the analysis queue
+    (on the queue's Redis)."""
+    settings = components.settings
+    queue_r = components.queue_redis if components.queue_redis is not None else components.redis
+    return Analyses(settings, components.redis, Queue(settings.analysis_queue, connection=queue_r))
 
 
 def announcements(settings: Settings) -> PubSubOpener:

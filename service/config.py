@@ -185,6 +185,19 @@ class Settings:
     #: account stream starts with them (what pub/sub may have dropped).
     bot_resync_seconds: float = 30.0
 
+    #: Analyses of finished games (docs/API.md "Analysis"; ``workers/analysis.py``): the RQ
+    #: queue, the jobs waiting at most (503 ``busy`` beyond), the new analyses one account
+    #: may ask for in a UTC day and one address without an account (429
+    #: ``analysis_quota`` beyond; asking for one computed or being computed is free),
+    #: seconds an analysis is kept in Redis, and the CPU seconds of the level-3 search at
+    #: each decision.
+    analysis_queue: str = "analysis"
+    analysis_queue_max: int = 100
+    analysis_per_day: int = 20
+    analysis_per_day_address: int = 5
+    analysis_ttl_s: int = 30 * 24 * 3600
+    analysis_search_cpu_s: float = 0.05
+
     @property
     def bot_key_secret(self) -> str | None:
         """What house bots' keys are derived from (``bot_secret``, else ``admin_token``)."""

@@ -159,8 +159,10 @@ def _derived(key: str) -> tuple[str, str]:
     """Unit and meaning of a figure named per game or level."""
     if key.startswith("bots.cpu_p99_ms."):
         return "ms", "house bot CPU per decision, p99 over the bots phase (goal: budget x 1.2)"
+    if key.startswith("bots.iterations."):
+        return "iterations", "house bot search iterations per decision, mean (docs/BOTS.md)"
     if key.startswith("bots."):
-        return "win rate", "house bots, 2 players, seats rotated (goals: 1 vs random 0.9, 3 vs 1 0.7)"
+        return "win rate", "house bots, seats rotated, against their goal (docs/BOTS.md, Measured strength)"
     return "intents/s", "random playouts in process, 2 players"
 
 

@@ -52,7 +52,7 @@ from scripts.bench import minimum as bench_minimum
 from scripts.bench import peer as bench_peer
 from scripts.bench import plan as bench_plan
 from scripts.bench import storage as bench_storage
-from scripts.bench.env import OUT, BenchEnv, cpu_seconds
+from scripts.bench.env import OUT, ROOT, BenchEnv, cpu_seconds
 from scripts.bench.load import LoadResult
 from scripts.bench.report import Results, table
 from service.bootstrap import bootstrap as make_context
@@ -560,25 +560,49 @@ def phase_rebuild(s: Sitting) -> None:
         env.close()
 
 
-#: The house bots' pairings measured (docs/BOTS.md, "Strength"), with their goals.
-BOT_PAIRINGS = (("1", "random", 0.9), ("3", "1", 0.7))
+def bot_pairings() -> list[tuple[str, int, str, str]]:
+    """The pairings with a goal (docs/BOTS.md, "Measured strength"): every game's level 1 against
+    random and each level against those below with two seats; level 2 against 1 and 3 against 2 with
+    three and four seats, and with five and six in Nautilus Industries (which seats them)."""
+    out: list[tuple[str, int, str, str]] = []
+    for game in registry.registered():
+        out += [(game, 2, "1", "random"), (game, 2, "2", "1"), (game, 2, "3", "1"), (game, 2, "3", "2")]
+        most = registry.get(game).max_players
+        out += [(game, n, a, b) for n in range(3, most + 1) for a, b in (("2", "1"), ("3", "2"))]
+    return out
 
 
 @phase("bots")
 def phase_bots(s: Sitting) -> None:
-    """Each game's house bots, 2 players, seats rotated, ``BENCH_BOT_GAMES`` games a
-    pairing (100): win rates with their interval, CPU per decision per level."""
+    """The house bots' pairings (:func:`bot_pairings`; ``BENCH_BOT_PAIRINGS``, comma-separated
+    ``game:seats:a:b``, picks some), seats rotated, ``BENCH_BOT_GAMES`` games a pairing (100): win
+    rates with their 95 % interval against their goal, CPU and iterations per decision per level, and
+    the strength table's rows.  ``BENCH_BOT_DOC=1`` writes them into docs/BOTS.md's table."""
     games = int(os.environ.get("BENCH_BOT_GAMES", "100"))
-    for game in registry.registered():
-        for a, b, goal in BOT_PAIRINGS:
-            say(f"bots: {game}, level {a} against {b}, {games} games")
-            r = arena.run_strength(game, _bot(a), _bot(b), games=games, seats=2)
-            say(arena.format_report(r))
-            s.res.put(f"bots.{game}.{a}_vs_{b}", r["win_rate"], goal=goal, **r)
-            for level, c in r["cpu_per_decision"].items():
-                key = f"bots.cpu_p99_ms.level_{level}"
-                worst = max(c["p99"] * 1000, s.res.get(key) or 0.0)
-                s.res.put(key, worst, budget_ms=c["budget"] * 1000)
+    wanted = {p.strip() for p in os.environ.get("BENCH_BOT_PAIRINGS", "").split(",") if p.strip()}
+    reports = []
+    for game, seats, a, b in bot_pairings():
+        if wanted and f"{game}:{seats}:{a}:{b}" not in wanted:
+            continue
+        say(f"bots: {game}, {seats} seats, level {a} against {b}, {games} games")
+        r = arena.run_strength(game, _bot(a), _bot(b), games=games, seats=seats)
+        say(arena.format_report(r))
+        say(arena.table_row(r))
+        reports.append(r)
+        s.res.put(f"bots.{game}.{seats}p.{a}_vs_{b}", r["win_rate"], goal=arena.goal(r), **r)
+        for level, c in r["cpu_per_decision"].items():
+            key = f"bots.cpu_p99_ms.level_{level}"
+            worst = max(c["p99"] * 1000, s.res.get(key) or 0.0)
+            s.res.put(key, worst, budget_ms=c["budget"] * 1000)
+        for level, it in r["iterations_per_decision"].items():
+            s.res.put(f"bots.iterations.{game}.{seats}p.level_{level}", it["mean"], p50=it["p50"], cap=it["cap"])
+    print(arena.TABLE_HEADER)
+    for r in reports:
+        print(arena.table_row(r))
+    if os.environ.get("BENCH_BOT_DOC") == "1" and reports:
+        doc = ROOT / "docs" / "BOTS.md"
+        doc.write_text(arena.write_table(doc.read_text(), reports))
+        say(f"bots: {len(reports)} rows written into {doc}")
 
 
 def _bot(name: str) -> str | int:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.adapters.analyses import Analyses
 from service.adapters.eventstore import EventStore
 from service.adapters.kept_audits import KeptAudits
 from service.adapters.tournament_store import TournamentStore
 from service.audit.checks import audit_events
+from service.bots import analysis
 from service.domain.pipeline import GAME_CREATED, GAME_FINISHED, shown_result
 from service.service_layer.tournaments import not_found
 from service.tournaments import audit as pure_audit
@@ -42,7 +44,13 @@ def game_facts(game_events: list[Any]) -> dict[str, Any]:
 
 
 def audit_tournament(
-    tstore: TournamentStore, store: EventStore, tournament_id: str, *, with_seed: bool = False
+    tstore: TournamentStore,
+    store: EventStore,
+    tournament_id: str,
+    *,
+    with_seed: bool = False,
+    analyses: Analyses | None = None,
+    caller: tuple[str | None, str] | None = None,
 ) -> dict[str, Any]:
     """The audit report: ``{"ok", "complete", "checks": {"stream", "seed",
     "pairings", "standings", "games"}}``.  ``with_seed``: the organiser's (or
@@ -64,7 +72,28 @@ def audit_tournament(
         own[gid] = report
     report = pure_audit.audit(events, seed, games=facts)
     _add_games_own_audits(report, own)
+    if analyses is not None and caller is not None and report.get("status") == "finished":
+        report["fair_play"] = pure_audit.fair_play(facts, _agreements(analyses, list(facts), caller))
     return report
+
+
+def _agreements(
+    analyses: Analyses, games: list[str], caller: tuple[str | None, str]
+) -> dict[str, list[dict[str, int]] | None]:
+    """Each game's agreement from its kept analysis; a game not analysed yet is asked for as
+    ``GET /v1/games/{id}/analysis`` would ask (counted in the caller's day), until the caller's
+    quota or the queue's cap refuses: the rest wait for a later audit."""
+    account, address = caller
+    out: dict[str, list[dict[str, int]] | None] = {}
+    asking = True
+    for gid in games:
+        kept = analyses.kept(gid, analysis.FORMAT)
+        if kept is None and asking:
+            asked = analyses.ask(gid, analysis.FORMAT, account=account, address=address)
+            kept = asked.result
+            asking = asked.outcome in ("done", "pending")
+        out[gid] = None if kept is None else list(kept["agreement"])
+    return out
 
 
 def _add_games_own_audits(report: dict[str, Any], own: dict[str, dict[str, Any]]) -> None:

@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import random
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -62,10 +63,15 @@ def _player(name: str | int) -> str | int:
 
 
 def play_game(
-    engine: Engine, players: list[str | int], seed: int, cpu: dict[str, list[float]]
+    engine: Engine,
+    players: list[str | int],
+    seed: int,
+    cpu: dict[str, list[float]],
+    iterations: dict[str, list[int]] | None = None,
 ) -> tuple[dict[str, Any] | None, int]:
     """One game; ``players[i]`` plays seat ``i``.  Appends each bot decision's CPU seconds to
-    ``cpu[str(level)]``.  Returns the result (None: stopped at :data:`MAX_INTENTS`) and the intents played."""
+    ``cpu[str(level)]`` (and its iterations to ``iterations[str(level)]``).  Returns the result (None:
+    stopped at :data:`MAX_INTENTS`) and the intents played."""
     game_seed = seed.to_bytes(32, "big")
     events = engine.setup(len(players), {}, Rng(game_seed, domain=SETUP_DOMAIN))
     state = None
@@ -87,11 +93,21 @@ def play_game(
         else:
             view = json.loads(json.dumps(engine.view(state, seat)))
             started = time.thread_time()
+            stats: dict[str, int] = {}
             intent = choose(
-                engine.name, seat, view, legal, level=int(who), seed=chooser.getrandbits(64), cpu_clock=time.thread_time
+                engine.name,
+                seat,
+                view,
+                legal,
+                level=int(who),
+                seed=chooser.getrandbits(64),
+                cpu_clock=time.thread_time,
+                stats=stats,
             )
             if len(candidates(legal)) > 1:
                 cpu.setdefault(str(who), []).append(time.thread_time() - started)
+                if iterations is not None:
+                    iterations.setdefault(str(who), []).append(stats["iterations"])
         command = legal_by_key(engine, state, seat)[intent_key(intent)]
         new = engine.decide(state, seat, command, Rng(game_seed, domain=decision_domain(count)))
         for event in new:
@@ -119,6 +135,7 @@ def run_strength(
     engine = registry.get(game)
     pa, pb = _player(a), _player(b)
     cpu: dict[str, list[float]] = {}
+    iterations: dict[str, list[int]] = {}
     wins = 0.0
     unfinished = 0
     intents = 0
@@ -126,7 +143,7 @@ def run_strength(
     for g in range(games):
         at = g % seats
         players = [pa if s == at else pb for s in range(seats)]
-        result, played = play_game(engine, players, seed + g, cpu)
+        result, played = play_game(engine, players, seed + g, cpu, iterations)
         intents += played
         if result is None:
             unfinished += 1
@@ -158,6 +175,15 @@ def run_strength(
             }
             for level, values in sorted(cpu.items())
         },
+        "iterations_per_decision": {
+            level: {
+                "mean": sum(counts) / len(counts),
+                "p10": percentile([float(c) for c in counts], 0.1),
+                "p50": percentile([float(c) for c in counts], 0.5),
+                "cap": LEVELS[int(level)].iterations,
+            }
+            for level, counts in sorted(iterations.items())
+        },
         "games_per_minute": games / wall * 60 if wall else 0.0,
     }
 
@@ -175,7 +201,102 @@ def format_report(report: dict[str, Any]) -> str:
             f"  level {level}: CPU/decision p50 {c['p50'] * 1000:.1f} ms, p99 {c['p99'] * 1000:.1f} ms, "
             f"max {c['max'] * 1000:.1f} ms over {c['decisions']} decisions (budget {c['budget'] * 1000:.0f} ms)"
         )
+    for level, it in report.get("iterations_per_decision", {}).items():
+        lines.append(
+            f"  level {level}: iterations/decision mean {it['mean']:.1f}, p50 {it['p50']:.0f}, p10 {it['p10']:.0f} "
+            f"(cap {it['cap']})"
+        )
     return "\n".join(lines)
+
+
+#: The strength table's markers and header in docs/BOTS.md ("Measured strength"); rows between them are
+#: written by :func:`write_table`, never typed.
+TABLE_START = "<!-- strength table -->"
+TABLE_END = "<!-- end of the strength table -->"
+TABLE_HEADER = (
+    "| game | seats | player a | against (b) | games | a's wins | a's win rate (95 % interval) | goal | "
+    "CPU/decision of a: p50 / p99 / max (budget) | of b | iterations/decision of a: mean (p50) | of b | games/min |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def _who(player: str) -> str:
+    return player if player == RANDOM else f"level {player}"
+
+
+def goal(report: dict[str, Any]) -> float | None:
+    """The win rate ``a`` should reach against ``b`` (docs/BOTS.md): at least 0.9 against random with two
+    seats; against a weaker level 0.6 with two seats (0.75 for level 3 against level 1), and 1/n + 0.15
+    with n seats; None for other pairings."""
+    a, b, seats = report["a"], report["b"], report["seats"]
+    if b == RANDOM:
+        return 0.9 if seats == 2 else None
+    if a == RANDOM or int(a) <= int(b):
+        return None
+    if seats == 2:
+        return 0.75 if (a, b) == ("3", "1") else 0.6
+    return round(1 / seats + 0.15, 3)
+
+
+def _held(target: float | None, low: float, high: float) -> str:
+    if target is None:
+        return "—"
+    return f"{target:.0%}" + (" ✓" if low >= target else (" ✗" if high < target else " ?"))
+
+
+def _old_goal(cells: list[str]) -> str:
+    """The goal column of a row of the older layout, from its players and its interval's text."""
+    a, b = (c.removeprefix("level ") for c in cells[2:4])
+    found = re.search(r"\((\d+)%–(\d+)%\)", cells[6])
+    if found is None:
+        return "—"
+    report = {"a": a, "b": b, "seats": int(cells[1])}
+    return _held(goal(report), int(found[1]) / 100, int(found[2]) / 100)
+
+
+def table_row(report: dict[str, Any]) -> str:
+    """One row of the strength table for a :func:`run_strength` report."""
+    low, high = report["interval95"]
+
+    def cpu(level: str) -> str:
+        c = report["cpu_per_decision"].get(level)
+        if c is None:
+            return "—"
+        return f"{c['p50'] * 1000:.1f} / {c['p99'] * 1000:.1f} / {c['max'] * 1000:.1f} ms ({c['budget'] * 1000:.0f})"
+
+    def its(level: str) -> str:
+        it = report.get("iterations_per_decision", {}).get(level)
+        return "—" if it is None else f"{it['mean']:.1f} ({it['p50']:.0f})"
+
+    return (
+        f"| {report['game']} | {report['seats']} | {_who(report['a'])} | {_who(report['b'])} | {report['games']} | "
+        f"{report['wins']:g} | {report['win_rate']:.0%} ({low:.0%}–{high:.0%}) | "
+        f"{_held(goal(report), low, high)} | {cpu(report['a'])} | {cpu(report['b'])} | "
+        f"{its(report['a'])} | {its(report['b'])} | {report['games_per_minute']:.1f} |"
+    )
+
+
+def write_table(text: str, reports: list[dict[str, Any]]) -> str:
+    """``text`` (docs/BOTS.md) with the rows of ``reports`` in its strength table: a pairing measured again
+    (game, seats, a, b) replaces its row, a new one is added; the rows stay in the order game, seats, a, b."""
+    start, end = text.index(TABLE_START), text.index(TABLE_END)
+    rows: dict[tuple[str, int, str, str], str] = {}
+    for line in text[start + len(TABLE_START) : end].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) not in (10, 13) or not cells[1].isdigit():
+            continue  # the header
+        if len(cells) == 10:  # a row measured before the goal and iteration columns: kept, its goal added
+            cells = [*cells[:7], _old_goal(cells), cells[7], cells[8], "—", "—", cells[9]]
+        rows[cells[0], int(cells[1]), cells[2], cells[3]] = "| " + " | ".join(cells) + " |"
+    for r in reports:
+        rows[r["game"], r["seats"], _who(r["a"]), _who(r["b"])] = table_row(r)
+
+    def order(key: tuple[str, int, str, str]) -> tuple[str, int, int, str]:
+        game, seats, a, b = key
+        return (game, seats, 0 if b == RANDOM else 1, a + b)
+
+    body = "\n".join(rows[k] for k in sorted(rows, key=order))
+    return f"{text[:start]}{TABLE_START}\n{TABLE_HEADER}\n{body}\n{text[end:]}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.bots.position import after, apply, intent_key, legal_by_key, margin, new_rng
-from service.games.base import Command, Engine, State
+from service.games.base import Command, Engine, State, clone_state
 from service.games.rng import Rng
 
 #: UCB1's exploration constant; rewards are in [0, 1].
@@ -99,6 +99,7 @@ def _mover(engine: Engine, state: State, seat: int | None) -> int | None:
 
 
 def _rollout(engine: Engine, state: State, rnd: random.Random, rng: Rng, shape: SearchShape) -> State:
+    """``state`` (the iteration's own: changed in place) after up to ``rollout_depth`` greedy steps."""
     for _ in range(shape.rollout_depth):
         mover = _mover(engine, state, None)
         if mover is None:
@@ -107,10 +108,13 @@ def _rollout(engine: Engine, state: State, rnd: random.Random, rng: Rng, shape: 
         if len(legal) == 1:
             state = apply(engine, state, mover, legal[0], rng)
             continue
-        picks = [legal[rnd.randrange(len(legal))] for _ in range(shape.rollout_width)]
+        picks = [rnd.randrange(len(legal)) for _ in range(shape.rollout_width)]
+        distinct = list(dict.fromkeys(picks))
         best: tuple[float, State] | None = None
-        for command in picks:
-            nxt = after(engine, state, mover, command, rng)
+        for n, pick in enumerate(distinct):
+            # The last candidate is played on the state itself: one copy fewer a step.
+            last = n == len(distinct) - 1
+            nxt = apply(engine, state if last else clone_state(state), mover, legal[pick], rng)
             score = margin(engine.evaluate(nxt), mover)
             if best is None or score > best[0]:
                 best = (score, nxt)
@@ -134,6 +138,7 @@ def choose_ismcts(
     (at least one; no more once ``out_of_budget()``)."""
     wanted = {intent_key(i): i for i in intents}
     root = _Node(seat)
+    root_keys: dict[str, str] = {}
     scale: Scale | None = None
     for done in range(iterations):
         if done and out_of_budget():
@@ -155,7 +160,15 @@ def choose_ismcts(
             if mover is None:
                 break
             if first:
-                legal = {k: c for k, c in legal_by_key(engine, state, mover).items() if k in wanted}
+                legal = {}
+                for command in engine.legal(state, mover):
+                    # The wire form's canonical JSON once per distinct command, not once per iteration.
+                    spelled = repr(command)
+                    key = root_keys.get(spelled)
+                    if key is None:
+                        key = root_keys[spelled] = intent_key(command.to_json())
+                    if key in wanted:
+                        legal[key] = command
                 first = False
             else:
                 # Below the root a node's moves are keyed by the command's repr: the same move in every

@@ -68,17 +68,21 @@ def choose(
     level: int,
     seed: int,
     cpu_clock: Callable[[], float] | None = None,
+    stats: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """One intent of ``legal`` (the element itself, postable as is) for ``seat`` of a game of ``game`` (its
     API name), from the seat's ``view`` (the ``GET /v1/games/{id}`` body or its ``view``) and ``legal`` (the
     ``/legal`` intents or body).  ``seed`` makes the choice repeatable; ``cpu_clock`` (seconds) bounds it by
-    the level's budget, and without it only the level's iteration cap does."""
+    the level's budget, and without it only the level's iteration cap does.  ``stats``, when given, gets
+    ``"iterations"``: how many the search ran (greedy: determinizations; 0 for a forced move)."""
     if level not in LEVELS:
         raise UnknownLevel(f"no bot level {level!r}; levels: {sorted(LEVELS)}")
     spec = LEVELS[level]
     intents = candidates(legal)
     if not intents:
         raise ValueError("no legal intent to choose from")
+    if stats is not None:
+        stats["iterations"] = 0
     if len(intents) == 1:
         return intents[0]
     engine = registry.get(game)
@@ -95,10 +99,21 @@ def choose(
         def out_of_budget() -> bool:
             return cpu_clock() >= deadline
 
+    ask: Callable[[], bool] = out_of_budget
+    if stats is not None:
+        # The search asks before every iteration but the first: each "go on" is one more.
+        stats["iterations"] = 1
+        counts = stats
+
+        def counted() -> bool:
+            stop = out_of_budget()
+            counts["iterations"] += 0 if stop else 1
+            return stop
+
+        ask = counted
+
     if spec.algorithm == "greedy":
-        return choose_greedy(
-            engine, seat, state_view, intents, rnd, samples=spec.iterations, out_of_budget=out_of_budget
-        )
+        return choose_greedy(engine, seat, state_view, intents, rnd, samples=spec.iterations, out_of_budget=ask)
     assert spec.shape is not None
     return choose_ismcts(
         engine,
@@ -108,5 +123,5 @@ def choose(
         rnd,
         iterations=spec.iterations,
         shape=spec.shape,
-        out_of_budget=out_of_budget,
+        out_of_budget=ask,
     )

@@ -51,10 +51,9 @@ def legal_by_key(engine: Engine, state: State, seat: int) -> dict[str, Command]:
 
 
 def apply(engine: Engine, state: State, seat: int, command: Command, rng: Rng) -> State:
-    """``state`` after ``seat`` sends ``command`` (in place where the engine's ``evolve`` works in place)."""
-    for event in engine.decide(state, seat, command, rng):
-        state = engine.evolve(state, event)
-    return state
+    """``state`` after ``seat`` sends ``command``: the engine's ``play`` (``state`` may be changed, only
+    the returned state counts)."""
+    return engine.play(state, seat, command, rng)
 
 
 def after(engine: Engine, state: State, seat: int, command: Command, rng: Rng) -> State:

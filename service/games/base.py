@@ -52,6 +52,7 @@ import dataclasses
 import functools
 import importlib
 import marshal
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -141,6 +142,13 @@ class Engine(Protocol):
         ...
 
     def decide(self, state: State, seat: int, command: Command, rng: Rng) -> list[Event]: ...
+
+    def play(self, state: State, seat: int, command: Command, rng: Rng) -> State:
+        """The state after ``decide``'s events, for a search: the same as folding them into ``state``
+        (the conformance suite checks it), but ``state`` may be changed or left as it is, so only the
+        returned state counts.  A game whose ``decide`` already folds its events into a copy returns
+        that copy instead of folding them twice (``rules.play``; else :func:`decide_then_evolve`)."""
+        ...
 
     def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
         """What ``viewer`` may see.  Hidden information never appears.  The view may
@@ -232,6 +240,10 @@ class GameEngine:
         self.legal = legal.legal
         self.to_act = legal.to_act
         self.decide = rules.decide
+        own_play = getattr(rules, "play", None)
+        self.play = (
+            own_play if own_play is not None else functools.partial(decide_then_evolve, rules.decide, evolve.evolve)
+        )
         self.forfeit = rules.forfeit
         self.view = views.view
         self.redact_event = views.redact_event
@@ -270,6 +282,20 @@ class GameEngine:
 
     def __repr__(self) -> str:
         return f"<GameEngine {self.name} {self.version}>"
+
+
+def decide_then_evolve(
+    decide: Callable[[State, int, Command, Rng], list[Event]],
+    evolve: Callable[[State | None, Event], State],
+    state: State,
+    seat: int,
+    command: Command,
+    rng: Rng,
+) -> State:
+    """``Engine.play`` of a game without a faster one: ``decide``'s events folded into ``state``."""
+    for event in decide(state, seat, command, rng):
+        state = evolve(state, event)
+    return state
 
 
 #: The engine event of a seat leaving the game (every engine's ``forfeit``).

@@ -18,6 +18,7 @@ from service.config import Settings
 from service.domain.errors import DomainError
 from service.http import (
     accounts,
+    analysis,
     audit,
     bots,
     common,
@@ -87,7 +88,7 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
     # The typed contract (schemas/openapi.py): before the blueprints, so each
     # of their operations passes through its rules.
     openapi.document(api)
-    for module in (games, audit, leaderboards, ops, streams):
+    for module in (games, audit, analysis, leaderboards, ops, streams):
         api.register_blueprint(module.blp)
     for module in (accounts, tables, bots, tournaments, invitations):
         api.register_blueprint(module.blp)

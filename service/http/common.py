@@ -13,6 +13,7 @@ from flask import current_app, g, request
 
 from service import bootstrap
 from service.adapters.accounts import AccountStore
+from service.adapters.analyses import Analyses
 from service.adapters.eventstore import EventStore
 from service.adapters.house_bots import HouseBots
 from service.bootstrap import Components
@@ -59,6 +60,11 @@ class Services:
     @cached_property
     def accounts(self) -> AccountStore:
         return AccountStore(self.store.pool, self.settings.pool_timeout)
+
+    @cached_property
+    def analyses(self) -> Analyses:
+        """Analyses of finished games: kept results, quotas and their jobs."""
+        return bootstrap.analyses(self.components)
 
     @cached_property
     def house_bots(self) -> HouseBots:

@@ -204,7 +204,7 @@ def expensive() -> Iterator[None]:
         raise ApiError(
             503,
             "busy",
-            "The server is busy with other audits and exports; try again shortly.",
+            "The server is busy with other audits, exports or analyses; try again shortly.",
             {"retry_after_seconds": 2},
         )
     try:

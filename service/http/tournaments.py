@@ -345,8 +345,14 @@ def audit(tournament_id: Any) -> dict[str, Any]:
     svc = services()
     tid = str(tournament_id)
     with limits.expensive():
+        caller = principal()
         return audit_tournament(
-            svc.tournaments.store, svc.store, tid, with_seed=principal().kind != identity.NOBODY and _organises(tid)
+            svc.tournaments.store,
+            svc.store,
+            tid,
+            with_seed=caller.kind != identity.NOBODY and _organises(tid),
+            analyses=svc.analyses,
+            caller=(caller.handle if caller.account is not None else None, limits.client_address()),
         )
 
 

@@ -324,3 +324,52 @@ def _check_games(state: State, games: Mapping[str, Mapping[str, Any]] | None, ch
                     theirs = None
                 if theirs != t["result"]:
                     check.fail({**where, "error": "the tournament recorded a result the game did not end with"})
+
+
+#: What the fair-play section of a finished tournament's audit is, said with it.
+FAIR_PLAY_NOTE = (
+    "How often each player's moves were the level-3 house bot's first choice, judged from the player's own "
+    "view at each decision with more than one legal move, over the games analysed so far. A signal for "
+    "organisers to look closer, never a verdict: strong players often agree with a strong bot, and the bot "
+    "is not an oracle."
+)
+
+
+def fair_play(
+    games: Mapping[str, Mapping[str, Any]], agreements: Mapping[str, Sequence[Mapping[str, int]] | None]
+) -> dict[str, Any]:
+    """Per player, the decisions analysed and how many matched the bot's first choice, summed over the
+    tournament's games whose analysis is in ``agreements`` (game id -> the analysis' ``agreement``, None
+    while it is not computed).  ``games``: game id -> its facts (``players`` in seat order)."""
+    totals: dict[str, list[int]] = {}
+    analysed, pending = 0, []
+    for gid, facts in games.items():
+        found = agreements.get(gid)
+        players = list(facts.get("players") or [])
+        if found is None:
+            pending.append(gid)
+            continue
+        analysed += 1
+        for entry in found:
+            seat = entry["seat"]
+            if not 0 <= seat < len(players):
+                continue
+            tally = totals.setdefault(players[seat], [0, 0, 0])
+            tally[0] += entry["decisions"]
+            tally[1] += entry["matched"]
+            tally[2] += 1
+    return {
+        "note": FAIR_PLAY_NOTE,
+        "games_analysed": analysed,
+        "games_pending": sorted(pending)[:MAX_LISTED],
+        "players": [
+            {
+                "player": player,
+                "games": games_played,
+                "decisions": decisions,
+                "matched": matched,
+                "rate": round(matched / decisions, 3) if decisions else None,
+            }
+            for player, (decisions, matched, games_played) in sorted(totals.items())
+        ],
+    }

@@ -62,7 +62,7 @@ from marshmallow import ValidationError
 
 from schemas.intents import load_intent
 from service.games import registry
-from service.games.base import ADMIN, Command, Event, RuleViolation, fold
+from service.games.base import ADMIN, Command, Event, RuleViolation, clone_state, fold
 from service.games.rng import Rng
 from service.games.simulate import SETUP_DOMAIN, Step, decision_domain, replay
 
@@ -516,6 +516,27 @@ def test_determinize_agrees_with_the_view(name: str, players: int, options: dict
                 assert drawn[0] == canonical(state), f"{where} seat {seat}: determinize is not the state"
     if name == "waters-of-nereus":  # hidden information: two draws of the same view are not always one state
         assert differed > 0, f"{name} {players}p: determinize never drew different hidden parts"
+
+
+@pytest.mark.parametrize(
+    ("name", "players", "options"), [pytest.param(*c, id=f"{c[0]}-{c[1]}p-{canonical(c[2])}") for c in _cases()]
+)
+def test_play_is_decide_then_evolve(name: str, players: int, options: dict[str, Any]) -> None:
+    """``play`` (a search's fast path) gives exactly the state ``decide``'s events fold into, for every
+    legal command of a seat to act (up to eight a position), chance draws included."""
+    engine = registry.get(name)
+    count = max(1, round(DETERMINIZE_POSITIONS.get(name, DEFAULT_PLAYOUTS) * SCALE))
+    for index, state in enumerate(_positions(name, players, options, count)):
+        for seat in engine.to_act(state):
+            for k, command in enumerate(engine.legal(state, seat)[:8]):
+                where = f"{name} {players}p {canonical(options)} position {index} seat {seat} {command!r}"
+                before = canonical(state)
+                expected = fold(
+                    engine, engine.decide(state, seat, command, Rng(bytes(32), domain=k)), clone_state(state)
+                )
+                played = engine.play(clone_state(state), seat, command, Rng(bytes(32), domain=k))
+                assert canonical(state) == before, f"{where}: decide changed the state"
+                assert canonical(played) == canonical(expected), f"{where}: play differs from decide + evolve"
 
 
 if os.environ.get("QD_REPRO"):

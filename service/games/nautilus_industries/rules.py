@@ -78,6 +78,33 @@ def decide(state: State, seat: int, command: Command, rng: Rng) -> list[Event]:
     return j.events
 
 
+def play(state: State, seat: int, command: Command, rng: Rng) -> State:
+    """``Engine.play``: the state after ``decide``.  Where ``decide`` simulates the automatic steps it
+    has already folded its events into its journal's copy, which is the answer; they are not folded
+    into ``state`` a second time."""
+    phase = state["phase"]
+    if phase == "over" or not is_int(seat) or not 0 <= seat < state["n"] or seat != actor(state):
+        return _fold(state, decide(state, seat, command, rng))  # decide's refusal, raised as it would be
+    handler = _HANDLERS.get(type(command))
+    if handler is None:
+        raise R.unknown_command(type(command).__name__)
+    primary = handler(state, seat, command)
+    events = _without_follow_ups(state, seat, primary)
+    if events is not None:
+        return _fold(state, events)
+    j = _Journal(state)
+    for type_, data in primary:
+        j.emit(type_, data)
+    _advance(j, rng)
+    return j.state
+
+
+def _fold(state: State, events: list[Event]) -> State:
+    for event in events:
+        state = evolve(state, event)
+    return state
+
+
 #: Events that complete an action of the action phase.
 _ACTION_DONE = frozenset(
     ("SubUpgraded", "UpgradeDeclined", "WarehouseUpgraded", "GemsSwitched", "TilesSwitched", "StockPurchased")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.bots.arena import main, percentile, run_strength, wilson
+from service.bots.arena import TABLE_END, TABLE_START, goal, main, percentile, run_strength, wilson, write_table
 
 
 def test_wilson_interval() -> None:
@@ -34,6 +34,8 @@ def test_run_strength_reports_what_the_bench_prints() -> None:
     assert cpu["decisions"] > 0 and 0 <= cpu["p50"] <= cpu["p99"] <= cpu["max"]
     assert cpu["budget"] == 0.01
     assert report["games_per_minute"] > 0 and report["unfinished"] == 0
+    its = report["iterations_per_decision"]["1"]
+    assert its["cap"] == 4 and 1 <= its["p50"] <= 4 and 1 <= its["mean"] <= 4  # greedy: determinizations
 
 
 def test_the_cli_prints_the_report(capsys: pytest.CaptureFixture[str]) -> None:
@@ -47,3 +49,31 @@ def test_the_cli_prints_the_report(capsys: pytest.CaptureFixture[str]) -> None:
 def test_an_unknown_player_is_refused() -> None:
     with pytest.raises(ValueError):
         run_strength("nauticus", 7, "random", games=1)
+
+
+def test_the_goals_follow_the_seats() -> None:
+    assert goal({"a": "1", "b": "random", "seats": 2}) == 0.9
+    assert goal({"a": "3", "b": "1", "seats": 2}) == 0.75
+    assert goal({"a": "2", "b": "1", "seats": 2}) == 0.6
+    assert goal({"a": "3", "b": "2", "seats": 4}) == 0.4
+    assert goal({"a": "2", "b": "1", "seats": 6}) == pytest.approx(1 / 6 + 0.15, abs=1e-3)
+    assert goal({"a": "1", "b": "random", "seats": 3}) is None
+
+
+def test_the_table_is_written_from_reports_and_keeps_the_rows_not_measured_again() -> None:
+    report = run_strength("nauticus", 1, "random", games=2, seats=2, seed=7)
+    old = (
+        f"before\n{TABLE_START}\n| game | seats | ... |\n|---|\n"
+        "| nauticus | 2 | level 1 | random | 100 | 99 | 99% (95%–100%) | 1.0 / 4.0 / 6.6 ms (10) | — | 256.8 |\n"
+        "| nauticus | 2 | level 3 | level 1 | 100 | 66 | 66% (56%–74%) | 50.4 / 51.2 / 52.6 ms (50) | 1.0 ms | 4.1 |\n"
+        f"{TABLE_END}\nafter\n"
+    )
+    new = write_table(old, [report])
+    assert new.startswith("before\n") and new.endswith(f"{TABLE_END}\nafter\n")
+    rows = [line for line in new.splitlines() if line.startswith("| nauticus")]
+    assert len(rows) == 2
+    measured, kept = rows
+    assert measured.split(" | ")[4] == "2"  # the new measurement replaced the 100-game row
+    assert "✓" in measured or "?" in measured or "✗" in measured
+    assert kept.split(" | ")[7] == "75% ✗"  # 56%-74% is below the goal of 75%
+    assert write_table(new, [report]) == new  # written again: the same table
