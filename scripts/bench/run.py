@@ -10,6 +10,8 @@ One run measures (see ``docs/PERFORMANCE.md``):
   and a bare worker that reads and writes what it marks (``scripts/bench/minimum.py``):
   what any implementation of our data flow costs, the bound of our ratios;
 * the peer — the ``eventsourcing`` library's reload-decide-save, in process;
+* the server a team would pick instead — boardgame.io with bgio-postgres, its moves
+  over its socket transport (``scripts/bench/boardgameio.py``);
 * ours — intents over HTTP (16 clients), projection lag, intent latency early
   and late in long games, live delivery to 2,000 followers (``scripts/bench/delivery.py``),
   the in-memory fold ceiling, ``make rebuild`` (rate and peak memory at two
@@ -45,6 +47,7 @@ import psycopg
 from projections.runner import project_game
 from scripts.bench import api as bench_api
 from scripts.bench import baseline as bench_baseline
+from scripts.bench import boardgameio as bench_bgio
 from scripts.bench import cpu as bench_cpu
 from scripts.bench import delivery as bench_delivery
 from scripts.bench import fold as bench_fold
@@ -502,6 +505,16 @@ def phase_peer(s: Sitting) -> None:
     peer = bench_peer.peer_cmd(s.env.database_url, s.seconds / 2)
     s.res.put("peer_cmd_1", peer.get("rate"), **peer)
     say(f"  {peer.get('rate') or 0:,.0f} commands/s")
+
+
+@phase("bgio")
+def phase_bgio(s: Sitting) -> None:
+    # Just before the api phase, so that the two rates compared are measured close together.
+    why = bench_bgio.missing()
+    if why:
+        say(f"bgio: skipped: {why}")
+        return
+    bench_bgio.run(s.env, s.res, s.seconds, say)
 
 
 @phase("api", "lag", "depth")
