@@ -47,6 +47,10 @@ FIGURES: dict[str, tuple[str, str]] = {
     "followers_delivery_p99_ms": ("ms", "projection commit -> read by a follower, p99"),
     "healthz_p99_ms_with_followers": ("ms", "/healthz p99 while 2,000 followers and 16 intent clients run"),
     "api_intents_16_with_followers": ("intents/s", "api_intents_16 while 2,000 followers follow the games"),
+    "click_move_p50_ms": ("ms", "a person's click -> the page shows the move, p50 (browser, 2,000 followers)"),
+    "click_move_p95_ms": ("ms", "the same, p95"),
+    "click_reply_p50_ms": ("ms", "the move shown -> the level-1 house bot's reply shown, p50"),
+    "click_reply_p95_ms": ("ms", "the same, p95 (the bot's 10 ms budget included)"),
     "followers_ratio_bound": (
         "ratio",
         "highest intents ratio bare-socket delivery leaves here (bench/floor.py)",
@@ -114,6 +118,8 @@ class Results:
             at_most(
                 "cpu_ms_per_intent / cpu_ms_per_bgio_move", self.ratio("cpu_ms_per_intent", "cpu_ms_per_bgio_move"), 1
             ),
+            at_most("click_move_p95_ms", self.get("click_move_p95_ms"), 150),
+            at_most("click_reply_p95_ms", self.get("click_reply_p95_ms"), 300),
             at_least("rebuild_rate / fold_ceiling", self.ratio("rebuild_rate", "fold_ceiling"), 0.5),
             at_most("lag_p50_ms", self.get("lag_p50_ms"), 5),
             at_most("lag_p99_ms", self.get("lag_p99_ms"), 20),

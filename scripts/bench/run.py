@@ -14,6 +14,7 @@ One run measures (see ``docs/PERFORMANCE.md``):
   over its socket transport (``scripts/bench/boardgameio.py``);
 * ours — intents over HTTP (16 clients), projection lag, intent latency early
   and late in long games, live delivery to 2,000 followers (``scripts/bench/delivery.py``),
+  a person's clicks in a browser against a house bot (``scripts/bench/click.py``),
   the in-memory fold ceiling, ``make rebuild`` (rate and peak memory at two
   sizes), random playouts per game;
 
@@ -48,6 +49,7 @@ from projections.runner import project_game
 from scripts.bench import api as bench_api
 from scripts.bench import baseline as bench_baseline
 from scripts.bench import boardgameio as bench_bgio
+from scripts.bench import click as bench_click
 from scripts.bench import cpu as bench_cpu
 from scripts.bench import delivery as bench_delivery
 from scripts.bench import fold as bench_fold
@@ -536,6 +538,15 @@ def phase_limits(s: Sitting) -> None:
 @phase("followers")
 def phase_followers(s: Sitting) -> None:
     bench_delivery.run(s.env, s.res, s.svc, s.ctx, s.seconds, say)
+
+
+@phase("click")
+def phase_click(s: Sitting) -> None:
+    why = bench_click.missing()
+    if why:
+        say(f"click: skipped: {why}")
+        return
+    bench_click.run(s.env, s.res, s.svc, s.ctx, s.seconds, say)
 
 
 @phase("playout")
