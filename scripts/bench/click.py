@@ -10,8 +10,10 @@ followers watch 50 other games and 16 clients post intents to them
 ``followers`` phase), under ``make run``'s gunicorn, RQ worker and bot worker.
 
 The times are the page's own (``performance.now()``, noted by a script the bench adds
-to the page): a click, and every version the page shows (``#game``'s ``data-version``,
-set once the board of that version is drawn).  Figures:
+to the page): a click, and every version the page shows (the drawn board's
+``#board-body[data-version]``).  A long group of moves is chosen in steps
+(``button[data-choice]``); those clicks come first, and the time starts at the click
+on the move itself.  Figures:
 
 * ``click_move_p50_ms`` / ``click_move_p95_ms``: from the click to the page showing
   a version at least the one the intent's answer gave;
@@ -51,8 +53,10 @@ GAMES = 50
 CLIENTS = 16
 GAME = "nautilus-industries"
 LEVEL = 1
-#: The page's hooks (docs/PAGES.md): the seat's legal moves as buttons that post their intent.
+#: The page's hooks: the seat's legal moves as buttons that post their intent, and the
+#: steps that narrow a long group of them.
 BUTTONS = "#actions button[data-intent]"
+CHOICES = "#actions button[data-choice]"
 #: Chromium's flags, as the browser tests launch it: headless, no sandbox (root), no traffic of its own.
 FLAGS = [
     "--headless",
@@ -78,7 +82,7 @@ if (!window.__qd) {
   }, true);
   let last = null;
   const note = () => {
-    const root = document.getElementById('game');
+    const root = document.getElementById('board-body') || document.getElementById('game');
     const v = root ? Number(root.dataset.version) : null;
     if (v !== null && v !== last) { last = v; qd.shown.push([v, performance.now()]); }
   };
@@ -145,6 +149,7 @@ class Person:
         self.replies: list[float] = []
         self.lost = 0
         self.no_controls = False
+        self.rng = random.Random(7)
 
     def open(self) -> None:
         self.driver.get(self.url + "/")
@@ -170,6 +175,26 @@ class Person:
             got = self._js("return window.__qd")
         return got
 
+    def _enabled(self, css: str) -> list[Any]:
+        from selenium.common.exceptions import StaleElementReferenceException
+        from selenium.webdriver.common.by import By
+
+        try:
+            return [b for b in self.driver.find_elements(By.CSS_SELECTOR, css) if b.is_enabled()]
+        except StaleElementReferenceException:  # the panel was drawn again meanwhile
+            return []
+
+    def _buttons(self) -> list[Any] | None:
+        """The move buttons, after taking random steps (``data-choice``) to reach them."""
+        for _ in range(8):
+            if moves := self._enabled(BUTTONS):
+                return moves
+            steps = self._enabled(CHOICES)
+            if not steps:
+                return None
+            self.rng.choice(steps).click()
+        return None
+
     def _seat_to_act(self, version: int) -> bool | None:
         game = _call(self.url, "GET", f"/v1/games/{self.game_id}?min_version={version}", key=self.key)
         if game["status"] != "active":
@@ -179,9 +204,6 @@ class Person:
     def play(self, keep_going: Callable[[], bool]) -> None:
         """Click while ``keep_going()`` and the game runs; each sample's times go in
         :attr:`moves` and :attr:`replies` (ms)."""
-        from selenium.webdriver.common.by import By
-
-        rng = random.Random(7)
         while keep_going():
             probe = self._probe()
             shown = probe["shown"][-1][0] if probe["shown"] else 0
@@ -191,29 +213,26 @@ class Person:
             if not to_act:  # the bot's turn: wait for the page to show what it did
                 self._until(lambda: (self._probe()["shown"] or [[0]])[-1][0] > shown or None)  # noqa: B023
                 continue
-            buttons = self._until(
-                lambda: [b for b in self.driver.find_elements(By.CSS_SELECTOR, BUTTONS) if b.is_enabled()] or None
-            )
+            buttons = self._until(self._buttons)
             if not buttons:
                 self.no_controls = True
                 return
+            probe = self._probe()
             clicks, shown0, answered0 = len(probe["clicks"]), len(probe["shown"]), len(probe["answered"])
-            rng.choice(buttons).click()
+            self.rng.choice(buttons).click()
 
-            def moved(clicks: int = clicks, shown0: int = shown0, answered0: int = answered0) -> Any:
+            def answered(clicks: int = clicks, answered0: int = answered0) -> Any:
                 p = self._probe()
-                later = [v for v, _ in p["shown"][shown0:] if v > shown]  # noqa: B023
-                return p if len(p["clicks"]) > clicks and (p["answered"][answered0:] or later) else None
+                return p if len(p["clicks"]) > clicks and p["answered"][answered0:] else None
 
-            # The intent's answer gives the version its events reached (the page's fetch,
-            # wrapped); without it, the first version shown after the click is the move's.
-            got = self._until(moved)
+            # The intent's 201 gives the version its events reached (the page's fetch, wrapped);
+            # a move refused (a 409 when the bot moved first) has none and counts as lost.
+            got = self._until(answered)
             if got is None:
                 self.lost += 1
                 continue
             clicked = got["clicks"][clicks]
-            answered = got["answered"][answered0:]
-            mine = answered[0][0] if answered else next(v for v, _ in got["shown"][shown0:] if v > shown)
+            mine = got["answered"][answered0][0]
             seen = self._until(lambda: next((t for v, t in self._probe()["shown"][shown0:] if v >= mine), None))  # noqa: B023
             if seen is None:
                 self.lost += 1
