@@ -53,6 +53,9 @@ def missing() -> str | None:
     """Why the phase cannot run here, or None."""
     if shutil.which("node") is None:
         return f"node is not on PATH; {HOW}"
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    if not version.startswith("v") or int(version[1:].split(".")[0] or 0) < 18:  # fetch() came with Node 18
+        return f"node {version or '?'} is older than 18; {HOW}"
     for package in ("boardgame.io", "bgio-postgres"):
         if not (DIR / "node_modules" / package / "package.json").exists():
             return f"{package} is not installed in {DIR.relative_to(DIR.parents[2])}/node_modules; {HOW}"
