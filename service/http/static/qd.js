@@ -123,6 +123,8 @@
         await Promise.all([refreshBoard(gid, game.version, signal), appendLog(gid, signal)]);
         version = game.version;
         root.dataset.version = String(version);
+        // The header's count moves with the live line (both say the version shown).
+        for (const el of document.querySelectorAll("[data-role=event-count]")) el.textContent = `${version} events`;
         status(`Live: ${version} events.` + (game.status === "finished" ? " The game has finished." : ""));
         if (game.status === "finished") {
           await refreshMain();
@@ -415,40 +417,7 @@
 
   document.addEventListener("keydown", (ev) => { if (replay) replay.onKey(ev); });
 
-  /** Home page, "Play a bot": open a rated two-seat table with the key, seat the house bot of
-   *  the chosen level (that starts the game), and open the game's page with the key. */
-  const playBot = async (form) => {
-    const status = form.querySelector("[data-role=play-bot-status]");
-    const key = form.querySelector("input[name=key]").value.trim();
-    const game = form.querySelector("select[name=game]").value;
-    const level = parseInt(form.querySelector("select[name=level]").value, 10);
-    const post = async (path, body) => {
-      const resp = await fetch(path, {
-        method: "POST",
-        headers: { "Authorization": "Bearer " + key, "Content-Type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      const answer = await resp.json().catch(() => ({}));
-      if (!resp.ok) throw new Error((answer.error && answer.error.message) || resp.statusText);
-      return answer;
-    };
-    try {
-      status.textContent = "Opening a table...";
-      const table = await post("/v1/tables", { game: game, seats: 2, rated: true });
-      const started = await post("/v1/tables/" + table.id + "/bots", { level: level });
-      location.assign("/games/" + started.game_id + "#token=" + encodeURIComponent(key));
-    } catch (e) {
-      status.textContent = "Could not start: " + e.message;
-    }
-  };
-
   document.addEventListener("submit", (ev) => {
-    const bot = ev.target.closest("form[data-action=play-bot]");
-    if (bot) {
-      ev.preventDefault();
-      playBot(bot);
-      return;
-    }
     const form = ev.target.closest("form[data-action=use-token]");
     if (!form) return;
     ev.preventDefault();
