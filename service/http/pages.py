@@ -36,6 +36,7 @@ from markupsafe import escape
 from projections import leaderboards
 from service import redis_roles
 from service.adapters.eventstore import StoreUnavailable
+from service.domain import identity
 from service.domain.errors import DomainError
 from service.games import registry
 from service.http import pages_api, pages_boards, pages_text
@@ -200,7 +201,11 @@ def _viewer_label(game: dict[str, Any]) -> dict[str, Any]:
         text = f"{game['players'][seat]} (seat {seat})"
     else:
         text = "a spectator"
-    return {"organiser": organiser, "seat": seat, "text": text, "token": bearer() is not None}
+    credential = bearer()
+    # An account's key is kept by the browser for every page (``static/account.js``); a
+    # token (a seat's, the organiser's) only for this game, and the page offers to forget it.
+    key = identity.looks_like_key(credential)
+    return {"organiser": organiser, "seat": seat, "text": text, "token": credential is not None and not key, "key": key}
 
 
 def render(template: str, status: int = 200, **context: Any) -> Response:
@@ -469,14 +474,63 @@ def _position(gid: str, game: dict[str, Any], at: int | None, seat: int | None) 
     }
 
 
-def _board_context(gid: str, game: dict[str, Any], at: int | None, seat: int | None) -> dict[str, Any]:
+def _board_context(
+    gid: str, game: dict[str, Any], at: int | None, seat: int | None, legal: dict[str, Any] | None = None
+) -> dict[str, Any]:
     pos = _position(gid, game, at, seat)
     if pos["replay"]:
         # The sentence of the event the position follows, from the feed as this viewer gets it.
         line = pages_api.events(gid, pos["version"] - 1, 1)
         pos["caption"] = pages_text.log_lines(game["game"], line, game["players"])[0]["text"] if line else ""
     pos["board"] = _board(game["game"], pos["view"], game["players"], to_act=pos["to_act"], result=pos["result"])
+    pos["play"] = None if pos["replay"] else _play(game, legal)
     return pos
+
+
+# -- playing: the viewer's seat's moves on the game page --------------------------
+#: Reads of the board and its legal list at most, to get the two at one version.
+_PLAY_READS = 3
+
+
+def _with_legal(gid: str, game: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The game and, for a seat to act in it, its legal intents at the same version
+    (two reads of the API; a move recorded between them means reading the board again)."""
+    for _ in range(_PLAY_READS):
+        seat = game.get("seat")
+        if seat is None or game["status"] != "active" or seat not in (game.get("to_act") or []):
+            return game, None
+        legal = pages_api.legal(gid, game["version"])
+        if legal["version"] == game["version"]:
+            return game, legal
+        game = pages_api.game(gid, legal["version"])
+    return game, None  # still moving: the stream brings the next version and the page asks again
+
+
+def _play(game: dict[str, Any], legal: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the actions panel needs (``static/play.js``): the seat, the version its
+    intents are posted at, whether it is to act, its clock, and its legal intents
+    described (``pages_text.describe_intents``).  None for a spectator."""
+    seat = game.get("seat")
+    if seat is None or is_admin(bearer()):
+        return None
+    to_act = game.get("to_act") or []
+    view = game.get("view") or {}
+    clock = game.get("clock") or {}
+    intents = pages_text.describe_intents(game["game"], legal["intents"], view, seat, game["players"]) if legal else []
+    others = [game["players"][s] for s in to_act if s != seat and 0 <= s < len(game["players"])]
+    # Several seats to act at once (Waters of Nereus' crew choice): the others choose in secret.
+    together = len(to_act) > 1 or (seat not in to_act and view.get("phase") == "choose")
+    return {
+        "seat": seat,
+        "version": game["version"],
+        "status": game["status"],
+        "your_turn": game["status"] == "active" and seat in to_act,
+        "waiting_for": others,
+        "simultaneous": together,
+        "deadline": (clock.get("deadline") or {}).get(str(seat)),
+        "remaining_s": (clock.get("remaining_s") or {}).get(str(seat)),
+        "intents": intents,
+    }
 
 
 @bp.route("/games/<raw_id>")
@@ -494,7 +548,10 @@ def game_page(raw_id: str) -> Response:
         at = game["version"]
     if finished and at is None:
         at = game["version"]
-    position = _board_context(gid, game, at, seat)
+    legal = None
+    if at is None:
+        game, legal = _with_legal(gid, game)
+    position = _board_context(gid, game, at, seat, legal)
     log_next = None
     if request.args.get("log") == "all":
         # The whole log a page at a time, as the JSON feed pages it (never the
@@ -530,7 +587,10 @@ def board_fragment(raw_id: str) -> Response:
     gid = _game_id(raw_id)
     game = pages_api.game(gid, _int_arg("min_version"))
     at = _int_arg("at", 1)
-    position = _board_context(gid, game, at, _int_arg("seat", 0, 64))
+    legal = None
+    if at is None:
+        game, legal = _with_legal(gid, game)
+    position = _board_context(gid, game, at, _int_arg("seat", 0, 64), legal)
     return render("_board_fragment.html", game=game, pos=position, viewer=_viewer_label(game))
 
 

@@ -59,6 +59,11 @@ def game(game_id: str, min_version: int | None = None) -> dict[str, Any]:
     return _call(games.get_game, {"min_version": min_version}, game_id)
 
 
+def legal(game_id: str, min_version: int | None = None) -> dict[str, Any]:
+    """``GET /v1/games/{id}/legal``: the caller's seat's legal intents, with their version."""
+    return _call(games.get_legal, {"min_version": min_version}, game_id)
+
+
 def game_list(**query: Any) -> dict[str, Any]:
     """``GET /v1/games?game=&status=&player=&limit=&offset=``."""
     return _call(games.list_games, query)
