@@ -123,6 +123,10 @@
         counts.set(v, (counts.get(v) || 0) + 1);
       }
       for (const [v, n] of counts) {
+        if (n === 1) { // one move behind this step: the move itself
+          list.append(intentButton(rest.find((d) => (d.steps[depth] || "") === v)));
+          continue;
+        }
         const b = button(`${v} (${n})`, { "data-choice": v, "data-group": group, "data-path": JSON.stringify(path) });
         b.setAttribute("aria-label", `${group}: ${v}, ${n} ${n === 1 ? "move" : "moves"}`);
         list.append(b);
@@ -142,18 +146,36 @@
   };
 
   const draw = () => {
+    const body = document.getElementById("actions-body");
+    const active = document.activeElement;
+    // Where the person was: in the panel (its moves, or the panel itself once it emptied).
+    const hadFocus = !!body && (body.contains(active) || state.refocus);
+    const before = body && active && body.contains(active)
+      ? (active.getAttribute("data-intent") || active.getAttribute("data-choice"))
+      : null;
     drawPanel();
     markBoard();
+    if (body && hadFocus) placeFocus(body, before);
+  };
+
+  /** The focus back in the panel: the same move if it is still there, else the first one, else
+   *  the panel itself (kept pending while a post in flight disables the buttons). */
+  const placeFocus = (body, before) => {
+    const buttons = Array.from(body.querySelectorAll("button"));
+    const again = before && buttons.find(
+      (b) => b.getAttribute("data-intent") === before || b.getAttribute("data-choice") === before);
+    const first = again || body.querySelector("button[data-choice], button[data-intent]") || buttons[0];
+    if (state.inflight) { state.refocus = true; return; }
+    state.refocus = false;
+    if (first) { first.focus(); return; }
+    body.setAttribute("tabindex", "-1");
+    body.focus();
   };
 
   const drawPanel = () => {
     const body = document.getElementById("actions-body");
     if (!body) return;
     const { data, choice } = state;
-    const hadFocus = body.contains(document.activeElement) || state.refocus;
-    const before = document.activeElement && body.contains(document.activeElement)
-      ? (document.activeElement.getAttribute("data-intent") || document.activeElement.getAttribute("data-choice"))
-      : null;
     body.replaceChildren();
     const section = document.getElementById("actions");
     if (section) section.setAttribute("aria-busy", state.inflight ? "true" : "false");
@@ -196,13 +218,6 @@
     for (const [group, items] of groups) {
       const depth = choice.group === group ? choice.path.length : 0;
       body.append(drawGroup(group, items, depth));
-    }
-    if (hadFocus) {
-      state.refocus = false;
-      const again = before && Array.from(body.querySelectorAll("button")).find(
-        (b) => b.getAttribute("data-intent") === before || b.getAttribute("data-choice") === before);
-      const first = again || body.querySelector("button[data-choice], button[data-intent]") || body.querySelector("button");
-      if (first) first.focus();
     }
   };
 
