@@ -46,7 +46,7 @@ require = if [ -z "$(strip $($(1)))" ]; then echo "error: 'make $@' needs $(1)=<
 script = $(LOAD_ENV); $(PY) -m scripts.$(1) $(ARGS)
 
 .PHONY: help install run test test-fast test-layer migrate worker bots bot-worker analysis-worker rebuild catch-up backup restore restore-pitr audit replay export verify lint fmt \
-        bench bench-report demo tournament-demo soak up down clean browser screenshots docker-engine ha-packages
+        bench bench-deps bench-report demo tournament-demo soak up down clean browser screenshots docker-engine ha-packages
 
 help: ## list the targets
 	@echo "Quarterdeck — make targets (services: env DATABASE_URL/REDIS_URL, else a running 'make run')"
@@ -192,8 +192,21 @@ fmt: install ## ruff format + ruff check --fix
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
-bench: install ## benchmark (python -m scripts.bench; ARGS='api lag' or ARGS=--help passes options)
+bench: install bench-deps ## benchmark (python -m scripts.bench; ARGS='api lag' or ARGS=--help passes options)
 	@$(call script,bench)
+
+# The bench's boardgame.io phase: the npm packages of scripts/bench/bgio/package-lock.json, installed
+# here and never at run time.  Without npm, or offline, the phase is skipped and says how to get them.
+BGIO       := scripts/bench/bgio
+BGIO_STAMP := $(BGIO)/node_modules/.installed-$(shell (sha256sum 2>/dev/null || shasum -a 256) < $(BGIO)/package-lock.json | cut -c1-16)
+
+bench-deps: ## install the bench's boardgame.io phase (npm ci in scripts/bench/bgio; skipped without npm)
+	@if ! command -v npm >/dev/null; then \
+	  echo "bench: npm not found: the bgio phase will be skipped (apt-get install nodejs npm, then make bench-deps)" >&2; \
+	elif [ ! -f $(BGIO_STAMP) ]; then \
+	  if (cd $(BGIO) && npm ci --no-audit --no-fund --loglevel=error); then touch $(BGIO_STAMP); \
+	  else echo "bench: npm ci failed in $(BGIO): the bgio phase will be skipped (make bench-deps to retry)" >&2; fi; \
+	fi
 
 bench-report: install ## write .bench/latest.json (or JSON=<path>) into docs/PERFORMANCE.md's table (keeps it in docs/bench/)
 	@$(PY) -m scripts.bench.report $(JSON)

@@ -1,6 +1,7 @@
 """Game lists: sorted sets of game ids, newest first, one for every combination
 of the filters ``GET /v1/games`` offers (game type, status, player, rated;
-``keys.games_list``).  Written by the board projection with a game's read model
+``keys.games_list``).  ``player`` is an account's handle: a name in a casual
+game is a guest's and lists the game under no one.  Written by the board projection with a game's read model
 (``projections.runner``): a list with any filters is then one sorted set read
 by rank, never an intersection, which costs the same at any size and keeps
 every command on one key (a Redis Cluster refuses commands across slots).
@@ -39,6 +40,20 @@ def _created_us(info: dict[str, Any]) -> int:
     return (datetime.fromisoformat(created.replace("Z", "+00:00")) - _EPOCH) // timedelta(microseconds=1)
 
 
+def account_seats(info: dict[str, Any]) -> list[str]:
+    """The handles of a game's seats that are accounts.  A name in a casual game is a
+    guest's: anyone may type any name, so it is never listed under an account's handle
+    (nor under a player of that name, who would be an account in all but name)."""
+    flags = info.get("accounts") or []
+    return [p for i, p in enumerate(info["players"]) if i < len(flags) and flags[i]]
+
+
+def guest_seats(info: dict[str, Any]) -> list[int]:
+    """The seats of a game taken by names rather than accounts (guests)."""
+    flags = info.get("accounts") or []
+    return [i for i in range(len(info["players"])) if not (i < len(flags) and flags[i])]
+
+
 def combinations(info: dict[str, Any], status: str, rated: bool | None = None) -> list[dict[str, str]]:
     """Every combination of filters a game with ``info`` and ``status`` matches
     (the empty one, all games, first); ``rated``: whether it lists as rated
@@ -47,7 +62,7 @@ def combinations(info: dict[str, Any], status: str, rated: bool | None = None) -
     if info.get("rated") if rated is None else rated:
         # Rated games (``?rated=true``); every other game is casual.
         fixed.append(("rated", "true"))
-    players: list[str | None] = [None, *dict.fromkeys(info["players"])]
+    players: list[str | None] = [None, *dict.fromkeys(account_seats(info))]
     out = []
     for player in players:
         for n in range(len(fixed) + 1):
@@ -124,6 +139,7 @@ def page(
                 "version": int(row[2]),
                 "result": shown_result(json.loads(row[3])) if row[3] else None,
                 "rated": bool(info.get("rated", False)) and row[4] is None,
+                "guests": guest_seats(info),
             }
         )
     return games, total

@@ -26,9 +26,10 @@ Only **rated** games reach the ratings: their ``GameCreated`` says
 organiser seated; ``service.domain.pipeline``), and they **count**
 (``service.domain.counting``): not aborted, every seat made its first decision,
 and their set of accounts had not already counted ``PAIRING_LIMIT`` times in
-the window.  A casual game (seated by name, or from before accounts), or a
-rated one that did not count, is listed on its players' pages, marked
-``"rated": false`` (with its ``unrated_reason``), and changes no rating.
+the window.  A casual game, or a rated one that did not count, is listed on
+the pages of the accounts that sat in it, marked ``"rated": false`` (with its
+``unrated_reason``), and changes no rating.  A seat taken by a name (a casual
+game by names, or one from before accounts) is a guest's: on nobody's page.
 A player's rating is **provisional** until ``PROVISIONAL_GAMES`` counted
 games: shown on the player's page, not on the leaderboard.
 
@@ -72,10 +73,10 @@ PREFIX = "lb:{lb}:"
 CURSOR = PREFIX + "cursor"
 META = PREFIX + "meta"
 #: The leaderboards' format: a consumer that finds another one (an upgrade
-#: that changes what counts, e.g. 2 = rated games only) folds them again from
+#: that changes what counts, e.g. 2 = rated games only, 4 = guests on no page) folds them again from
 #: the start, so the live leaderboards always equal a rebuild.
 FORMAT_KEY = PREFIX + "format"
-FORMAT = "3"
+FORMAT = "4"
 #: Games kept in a player's recent list.
 RECENT = 20
 #: Finished games folded per transaction.
@@ -175,10 +176,17 @@ class _Finished:
     rated: bool = False
     #: Why a game asked to be rated does not count (``service.domain.counting``).
     unrated_reason: str | None = None
+    #: Per seat, whether an account sits there (else a guest's name: on nobody's page).
+    accounts: list[bool] | None = None
 
 
 def _finished(
-    event: FinishedRow, game: str, players: list[str], rated: bool = False, decided: set[int] | None = None
+    event: FinishedRow,
+    game: str,
+    players: list[str],
+    rated: bool = False,
+    decided: set[int] | None = None,
+    accounts: list[bool] | None = None,
 ) -> _Finished | None:
     """``None`` for a result the leaderboards cannot use (no ranks): such a
     game is passed over, the same way live and in a rebuild, rather than
@@ -206,6 +214,7 @@ def _finished(
         # one in which a seat left before its first decision.
         rated=rated and reason is None,
         unrated_reason=reason,
+        accounts=accounts,
     )
 
 
@@ -296,6 +305,8 @@ class _Fold:
         game's own): on its players' pages, marked so; no rating moves."""
         reason = reason or f.unrated_reason
         for seat, player in enumerate(f.players):
+            if not (f.accounts and seat < len(f.accounts) and f.accounts[seat]):
+                continue  # a guest's name: listed on no player's page
             entry = {
                 "game_id": f.game_id,
                 "game": f.game,
@@ -353,6 +364,13 @@ def _players_of(row: FinishedRow) -> tuple[str, list[str], bool]:
     return created["game"], list(created["players"]), created.get("rated") is True
 
 
+def _accounts_of(row: FinishedRow) -> list[bool]:
+    """Per seat, whether an account sits there (``GameCreated``'s ``accounts``; a game
+    from before accounts has none: every seat a name)."""
+    flags = row.opening.get("accounts")
+    return [bool(x) for x in flags] if isinstance(flags, list) else [False] * len(row.opening["players"])
+
+
 def _check_order(cursor: Cursor, cursors: list[Cursor]) -> None:
     """Ratings are only right if the feed moves strictly forward: refuse
     (loudly, writing nothing) rather than fold a game twice."""
@@ -383,7 +401,7 @@ def step(r: redis.Redis, store: EventStore, batch: int = BATCH) -> int | None:
             rated_ids = [row.game_id for row in rows if _players_of(row)[2]]
             decided = store.decided_seats(rated_ids) if rated_ids else {}
             for row in rows:
-                finished = _finished(row, *_players_of(row), decided.get(row.game_id))
+                finished = _finished(row, *_players_of(row), decided.get(row.game_id), _accounts_of(row))
                 if finished is not None:
                     fold.apply(finished)
             pipe.multi()

@@ -218,6 +218,10 @@ class GameSummaryOut(Schema):
     created_at = fields.String(required=True)
     result = fields.Dict(allow_none=True, metadata=typed(results()))
     rated = fields.Boolean(metadata={"description": "Counts on the leaderboards (false: casual)"})
+    guests = fields.List(
+        fields.Integer(),
+        metadata={"description": "Seats taken by a name, not an account: guests, on no player's page"},
+    )
 
 
 class GameListOut(Schema):

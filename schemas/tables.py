@@ -37,6 +37,8 @@ class TableIn(Schema):
 class TableListArgs(Schema):
     game = fields.String(validate=validate.OneOf(GAMES))
     status = fields.String(load_default=OPEN, validate=validate.OneOf(STATUSES))
+    #: Only the tables this account sits at (a handle, matched ignoring case).
+    player = fields.String(validate=validate.Length(min=1, max=24))
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=200))
     offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=10_000))
 

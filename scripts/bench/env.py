@@ -145,9 +145,9 @@ class BenchEnv:
     def start_worker(self) -> None:
         self._spawn("worker", [sys.executable, "-m", "workers"])
 
-    def start_process(self, name: str, argv: list[str]) -> None:
+    def start_process(self, name: str, argv: list[str], extra_env: dict[str, str] | None = None) -> None:
         """Any other process of a phase (stopped by :meth:`stop`, logged to ``.bench/<name>.log``)."""
-        self._spawn(name, argv)
+        self._spawn(name, argv, extra_env)
 
     def stop(self, name: str) -> None:
         proc = self.procs.pop(name, None)

@@ -27,7 +27,9 @@ FIGURES: dict[str, tuple[str, str]] = {
     "api_ratio_bound": ("ratio", "minimum_intents_16 / flask_insert_16: the highest api/flask the design leaves"),
     "peer_cmd_1": ("cmds/s", "peer: eventsourcing reload-decide-save, in process"),
     "api_intents_16": ("intents/s", "ours: legal intents over HTTP, 16 clients"),
+    "bgio_moves_16": ("moves/s", "boardgame.io + bgio-postgres: moves over its socket.io, 16 clients"),
     "cpu_ms_per_intent": ("ms", "CPU per intent: gunicorn + RQ worker (backlog drained) + PostgreSQL"),
+    "cpu_ms_per_bgio_move": ("ms", "CPU per boardgame.io move: its Node process + PostgreSQL (rows stored)"),
     "cpu_ms_per_intent_at_lag_rate": ("ms", "the same in the lag phase, at its fixed rate (compares between runs)"),
     "api_intents_16_rate_limited": ("intents/s", "api_intents_16 with make run's rate limits on (off elsewhere)"),
     "cpu_ms_per_intent_rate_limited": ("ms", "cpu_ms_per_intent with the rate limits on: what make run pays"),
@@ -45,6 +47,10 @@ FIGURES: dict[str, tuple[str, str]] = {
     "followers_delivery_p99_ms": ("ms", "projection commit -> read by a follower, p99"),
     "healthz_p99_ms_with_followers": ("ms", "/healthz p99 while 2,000 followers and 16 intent clients run"),
     "api_intents_16_with_followers": ("intents/s", "api_intents_16 while 2,000 followers follow the games"),
+    "click_move_p50_ms": ("ms", "a person's click -> the page shows the move, p50 (browser, 2,000 followers)"),
+    "click_move_p95_ms": ("ms", "the same, p95"),
+    "click_reply_p50_ms": ("ms", "the move shown -> the level-1 house bot's reply shown, p50"),
+    "click_reply_p95_ms": ("ms", "the same, p95 (the bot's 10 ms budget included)"),
     "followers_ratio_bound": (
         "ratio",
         "highest intents ratio bare-socket delivery leaves here (bench/floor.py)",
@@ -108,6 +114,12 @@ class Results:
             at_most("followers_delivery_p99_ms", self.get("followers_delivery_p99_ms"), 100),
             at_most("healthz_p99_ms_with_followers", self.get("healthz_p99_ms_with_followers"), 100),
             at_least("api_intents_16 / peer_cmd_1", self.ratio("api_intents_16", "peer_cmd_1"), 2),
+            at_least("api_intents_16 / bgio_moves_16", self.ratio("api_intents_16", "bgio_moves_16"), 1),
+            at_most(
+                "cpu_ms_per_intent / cpu_ms_per_bgio_move", self.ratio("cpu_ms_per_intent", "cpu_ms_per_bgio_move"), 1
+            ),
+            at_most("click_move_p95_ms", self.get("click_move_p95_ms"), 150),
+            at_most("click_reply_p95_ms", self.get("click_reply_p95_ms"), 300),
             at_least("rebuild_rate / fold_ceiling", self.ratio("rebuild_rate", "fold_ceiling"), 0.5),
             at_most("lag_p50_ms", self.get("lag_p50_ms"), 5),
             at_most("lag_p99_ms", self.get("lag_p99_ms"), 20),

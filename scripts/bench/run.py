@@ -10,8 +10,11 @@ One run measures (see ``docs/PERFORMANCE.md``):
   and a bare worker that reads and writes what it marks (``scripts/bench/minimum.py``):
   what any implementation of our data flow costs, the bound of our ratios;
 * the peer — the ``eventsourcing`` library's reload-decide-save, in process;
+* the server a team would pick instead — boardgame.io with bgio-postgres, its moves
+  over its socket transport (``scripts/bench/boardgameio.py``);
 * ours — intents over HTTP (16 clients), projection lag, intent latency early
   and late in long games, live delivery to 2,000 followers (``scripts/bench/delivery.py``),
+  a person's clicks in a browser against a house bot (``scripts/bench/click.py``),
   the in-memory fold ceiling, ``make rebuild`` (rate and peak memory at two
   sizes), random playouts per game;
 
@@ -45,6 +48,8 @@ import psycopg
 from projections.runner import project_game
 from scripts.bench import api as bench_api
 from scripts.bench import baseline as bench_baseline
+from scripts.bench import boardgameio as bench_bgio
+from scripts.bench import click as bench_click
 from scripts.bench import cpu as bench_cpu
 from scripts.bench import delivery as bench_delivery
 from scripts.bench import fold as bench_fold
@@ -504,6 +509,16 @@ def phase_peer(s: Sitting) -> None:
     say(f"  {peer.get('rate') or 0:,.0f} commands/s")
 
 
+@phase("bgio")
+def phase_bgio(s: Sitting) -> None:
+    # Just before the api phase, so that the two rates compared are measured close together.
+    why = bench_bgio.missing()
+    if why:
+        say(f"bgio: skipped: {why}")
+        return
+    bench_bgio.run(s.env, s.res, s.seconds, say)
+
+
 @phase("api", "lag", "depth")
 def phase_http(s: Sitting) -> None:
     run_http(s.env, s.res, s.svc, s.ctx, s.seconds, s.only)
@@ -523,6 +538,15 @@ def phase_limits(s: Sitting) -> None:
 @phase("followers")
 def phase_followers(s: Sitting) -> None:
     bench_delivery.run(s.env, s.res, s.svc, s.ctx, s.seconds, say)
+
+
+@phase("click")
+def phase_click(s: Sitting) -> None:
+    why = bench_click.missing()
+    if why:
+        say(f"click: skipped: {why}")
+        return
+    bench_click.run(s.env, s.res, s.svc, s.ctx, s.seconds, say)
 
 
 @phase("playout")

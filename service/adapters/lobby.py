@@ -206,13 +206,22 @@ class Lobby(Pooled):
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(str(exc)) from exc
 
-    def list(self, status: str = OPEN, game: str | None = None, limit: int = 50, offset: int = 0) -> list[dict]:
-        """Tables of one status, newest first (one indexed query)."""
+    def list(
+        self, status: str = OPEN, game: str | None = None, limit: int = 50, offset: int = 0, player: str | None = None
+    ) -> list[dict]:
+        """Tables of one status, newest first (one indexed query); with ``player``, only
+        those that account sits at (its seats by the ``lobby_seats_account`` index)."""
         sql = f"SELECT {_COLUMNS} FROM lobby_tables t WHERE t.status = %s"
         params: list[Any] = [status]
         if game is not None:
             sql += " AND t.game = %s"
             params.append(game)
+        if player is not None:
+            sql += (
+                " AND t.table_id IN (SELECT s.table_id FROM lobby_seats s JOIN accounts a"
+                " ON a.account_id = s.account_id WHERE a.handle_key = lower(%s))"
+            )
+            params.append(player)
         sql += " ORDER BY t.status, t.created_at DESC, t.table_id DESC LIMIT %s OFFSET %s"
         params += [limit, offset]
         try:

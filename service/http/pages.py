@@ -33,9 +33,12 @@ from flask import Blueprint, Flask, Response, current_app, render_template, requ
 from jinja2 import Template
 from markupsafe import escape
 
+from projections import leaderboards
 from service import redis_roles
 from service.adapters.eventstore import StoreUnavailable
+from service.domain import identity
 from service.domain.errors import DomainError
+from service.games import registry
 from service.http import pages_api, pages_boards, pages_text
 from service.http.common import bearer, is_admin, services
 from service.http.errors import ApiError, from_domain, unavailable
@@ -81,7 +84,7 @@ _STATUS_ORDER = {"running": 0, "registering": 1, "finished": 2, "aborted": 2}
 #: what its loader returns.
 HOME_SECTIONS: list[tuple[str, str, Callable[[], dict[str, Any]]]] = [
     ("Open tables", "home/_tables.html", lambda: {"list": pages_api.table_list(status="open", limit=10)}),
-    ("Play a bot", "home/_play_bot.html", lambda: {"bots": pages_api.bot_list()}),
+    ("Play bots", "home/_play_bot.html", lambda: {"bots": pages_api.bot_list()}),
     ("Running games", "home/_games.html", lambda: {"list": pages_api.game_list(status="active", limit=10)}),
     ("Recent results", "home/_games.html", lambda: {"list": pages_api.game_list(status="finished", limit=10)}),
     ("Tournaments", "home/_tournaments.html", lambda: {"tournaments": _home_tournaments()}),
@@ -89,11 +92,49 @@ HOME_SECTIONS: list[tuple[str, str, Callable[[], dict[str, Any]]]] = [
 ]
 
 
+#: The clocks a person picks from when opening a table (value: the ``clock`` of
+#: ``POST /v1/tables`` as JSON; empty: the server's default).
+CLOCK_PRESETS = [
+    ("", "3 days a move (the default)"),
+    ('{"type": "deadline", "per_decision_s": 86400}', "1 day a move"),
+    ('{"type": "fischer", "base_s": 900, "increment_s": 10}', "15 min + 10 s a move"),
+    ('{"type": "fischer", "base_s": 300, "increment_s": 5}', "5 min + 5 s a move"),
+]
+
+
+@cache
+def game_facts() -> list[dict[str, Any]]:
+    """Each game's name and seat range, for the lobby's forms."""
+    out = []
+    for name in registry.names():
+        engine = registry.get(name)
+        out.append(
+            {"game": name, "title": TITLES.get(name, name), "min": engine.min_players, "max": engine.max_players}
+        )
+    return out
+
+
 def bot_seats(game: dict[str, Any]) -> dict[int, int]:
     """``{seat: level}`` of the game's seats that house bots sit in, from ``GET /v1/bots``
     (a casual seat cannot take a bot's name: ``reserved_name``)."""
     levels = {b["handle"].lower(): b["level"] for b in pages_api.bot_list() if b["game"] == game["game"]}
     return {seat: levels[name.lower()] for seat, name in enumerate(game["players"]) if name.lower() in levels}
+
+
+@bp.app_template_global()
+def bot_badge(handle: str) -> str:
+    """A house bot's badge, with its level (several bots of one game sit at one table)."""
+    level = bot_levels().get(handle.lower())
+    return "house bot" if level is None else f"house bot, level {level}"
+
+
+def bot_levels() -> dict[str, int]:
+    """``{handle: level}`` of the house bots (``GET /v1/bots``), once per request."""
+    from flask import g
+
+    if "qd_bot_levels" not in g:
+        g.qd_bot_levels = {b["handle"].lower(): b["level"] for b in pages_api.bot_list()}
+    return g.qd_bot_levels
 
 
 def _home_tournaments() -> list[dict[str, Any]]:
@@ -160,12 +201,19 @@ def _viewer_label(game: dict[str, Any]) -> dict[str, Any]:
         text = f"{game['players'][seat]} (seat {seat})"
     else:
         text = "a spectator"
-    return {"organiser": organiser, "seat": seat, "text": text, "token": bearer() is not None}
+    credential = bearer()
+    # An account's key is kept by the browser for every page (``static/account.js``); a
+    # token (a seat's, the organiser's) only for this game, and the page offers to forget it.
+    key = identity.looks_like_key(credential)
+    return {"organiser": organiser, "seat": seat, "text": text, "token": credential is not None and not key, "key": key}
 
 
 def render(template: str, status: int = 200, **context: Any) -> Response:
     """A page, or only its ``main`` block with ``?partial=1`` (what the script swaps in)."""
     context.setdefault("titles", TITLES)
+    context.setdefault("game_facts", game_facts())
+    context.setdefault("clock_presets", CLOCK_PRESETS)
+    context.setdefault("provisional_games", leaderboards.PROVISIONAL_GAMES)
     tmpl: Template = current_app.jinja_env.get_template(template)
     if _partial() and "main" in tmpl.blocks:
         current_app.update_template_context(context)
@@ -277,6 +325,37 @@ def _short_time(value: str | None) -> str:
     return value.replace("T", " ")[:16] + " UTC"
 
 
+@bp.app_template_filter("duration")
+def duration(seconds: float | None) -> str:
+    """A clock's time for people: ``3 days``, ``1 day 4 h``, ``2 h 5 min``, ``4 min 30 s``, ``12 s``
+    (the same words as ``QD.duration`` in ``static/account.js``)."""
+    if seconds is None:
+        return ""
+    s = max(0, int(seconds))
+    days, rest = divmod(s, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} day{'s' if days > 1 else ''}" + (f" {hours} h" if hours else "")
+    if hours:
+        return f"{hours} h" + (f" {minutes} min" if minutes else "")
+    if minutes:
+        return f"{minutes} min" + (f" {secs} s" if secs else "")
+    return f"{secs} s"
+
+
+@bp.app_template_filter("clock_terms")
+def clock_terms(clock: dict[str, Any] | None) -> str:
+    """A table's or game's time control in words (``15 min + 10 s a move``, ``3 days a move``)."""
+    if not clock:
+        return "the server's default clock"
+    if clock.get("type") == "fischer":
+        return f"{duration(clock.get('base_s'))} + {duration(clock.get('increment_s'))} a move"
+    if clock.get("type") == "deadline":
+        return f"{duration(clock.get('per_decision_s'))} a move"
+    return "no clock"
+
+
 @bp.app_template_filter("detail")
 def _detail(value: Any) -> str:
     """A check's detail for people: yes/no, a dash for nothing, lists joined."""
@@ -305,6 +384,52 @@ def _score(value: Any) -> str:
 def home() -> Response:
     sections = [{"title": title, "template": tmpl, **load()} for title, tmpl, load in HOME_SECTIONS]
     return render("home.html", sections=sections)
+
+
+@bp.route("/account")
+def account_page() -> Response:
+    """Sign up, sign in, sign out, a new key: all done by the page's script against ``/v1``
+    (``static/account.js``); the server only draws the forms."""
+    return render("account.html")
+
+
+#: Games of each kind listed on My games.
+ME_GAMES = 25
+
+
+@bp.route("/me")
+def me_page() -> Response:
+    """My games: the spectator's page says to sign in; the script fetches it again with the
+    account's key (``?partial=1``) and swaps in the account's games, tables, invitations
+    and ratings, each from the ``/v1`` endpoint a client would call with that key."""
+    if bearer() is None:
+        return render("me.html", me=None)
+    me = pages_api.account()
+    handle = me["handle"]
+    running = pages_api.game_list(player=handle, status="active", limit=ME_GAMES)
+    for g in running["games"]:
+        # Whose turn: the game as this key sees it (its seat and who is to act).
+        seen = pages_api.game(g["id"])
+        g["seat"] = seen.get("seat")
+        g["your_turn"] = g["seat"] is not None and g["seat"] in (seen.get("to_act") or [])
+    # A game where the key has no seat is a casual game by the same name: a guest's, not this account's.
+    running["games"] = sorted((g for g in running["games"] if g["seat"] is not None), key=lambda g: not g["your_turn"])
+    finished = pages_api.game_list(player=handle, status="finished", limit=ME_GAMES)
+    invitations = pages_api.invitation_list() if me["kind"] == "player" else []
+    tables = pages_api.table_list(status="open", player=handle, limit=ME_GAMES)
+    try:
+        ratings = pages_api.player(handle)["ratings"]
+    except ApiError:  # no game finished yet: no page
+        ratings = []
+    return render(
+        "me.html",
+        me=me,
+        running=running,
+        finished=finished,
+        invitations=invitations,
+        tables=tables["tables"],
+        ratings=ratings,
+    )
 
 
 @bp.route("/games")
@@ -349,14 +474,63 @@ def _position(gid: str, game: dict[str, Any], at: int | None, seat: int | None) 
     }
 
 
-def _board_context(gid: str, game: dict[str, Any], at: int | None, seat: int | None) -> dict[str, Any]:
+def _board_context(
+    gid: str, game: dict[str, Any], at: int | None, seat: int | None, legal: dict[str, Any] | None = None
+) -> dict[str, Any]:
     pos = _position(gid, game, at, seat)
     if pos["replay"]:
         # The sentence of the event the position follows, from the feed as this viewer gets it.
         line = pages_api.events(gid, pos["version"] - 1, 1)
         pos["caption"] = pages_text.log_lines(game["game"], line, game["players"])[0]["text"] if line else ""
     pos["board"] = _board(game["game"], pos["view"], game["players"], to_act=pos["to_act"], result=pos["result"])
+    pos["play"] = None if pos["replay"] else _play(game, legal)
     return pos
+
+
+# -- playing: the viewer's seat's moves on the game page --------------------------
+#: Reads of the board and its legal list at most, to get the two at one version.
+_PLAY_READS = 3
+
+
+def _with_legal(gid: str, game: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The game and, for a seat to act in it, its legal intents at the same version
+    (two reads of the API; a move recorded between them means reading the board again)."""
+    for _ in range(_PLAY_READS):
+        seat = game.get("seat")
+        if seat is None or game["status"] != "active" or seat not in (game.get("to_act") or []):
+            return game, None
+        legal = pages_api.legal(gid, game["version"])
+        if legal["version"] == game["version"]:
+            return game, legal
+        game = pages_api.game(gid, legal["version"])
+    return game, None  # still moving: the stream brings the next version and the page asks again
+
+
+def _play(game: dict[str, Any], legal: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the actions panel needs (``static/play.js``): the seat, the version its
+    intents are posted at, whether it is to act, its clock, and its legal intents
+    described (``pages_text.describe_intents``).  None for a spectator."""
+    seat = game.get("seat")
+    if seat is None or is_admin(bearer()):
+        return None
+    to_act = game.get("to_act") or []
+    view = game.get("view") or {}
+    clock = game.get("clock") or {}
+    intents = pages_text.describe_intents(game["game"], legal["intents"], view, seat, game["players"]) if legal else []
+    others = [game["players"][s] for s in to_act if s != seat and 0 <= s < len(game["players"])]
+    # Several seats to act at once (Waters of Nereus' crew choice): the others choose in secret.
+    together = len(to_act) > 1 or (seat not in to_act and view.get("phase") == "choose")
+    return {
+        "seat": seat,
+        "version": game["version"],
+        "status": game["status"],
+        "your_turn": game["status"] == "active" and seat in to_act,
+        "waiting_for": others,
+        "simultaneous": together,
+        "deadline": (clock.get("deadline") or {}).get(str(seat)),
+        "remaining_s": (clock.get("remaining_s") or {}).get(str(seat)),
+        "intents": intents,
+    }
 
 
 @bp.route("/games/<raw_id>")
@@ -374,7 +548,10 @@ def game_page(raw_id: str) -> Response:
         at = game["version"]
     if finished and at is None:
         at = game["version"]
-    position = _board_context(gid, game, at, seat)
+    legal = None
+    if at is None:
+        game, legal = _with_legal(gid, game)
+    position = _board_context(gid, game, at, seat, legal)
     log_next = None
     if request.args.get("log") == "all":
         # The whole log a page at a time, as the JSON feed pages it (never the
@@ -410,7 +587,10 @@ def board_fragment(raw_id: str) -> Response:
     gid = _game_id(raw_id)
     game = pages_api.game(gid, _int_arg("min_version"))
     at = _int_arg("at", 1)
-    position = _board_context(gid, game, at, _int_arg("seat", 0, 64))
+    legal = None
+    if at is None:
+        game, legal = _with_legal(gid, game)
+    position = _board_context(gid, game, at, _int_arg("seat", 0, 64), legal)
     return render("_board_fragment.html", game=game, pos=position, viewer=_viewer_label(game))
 
 

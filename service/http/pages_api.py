@@ -24,7 +24,7 @@ from werkzeug.exceptions import UnprocessableEntity
 
 from schemas.tournaments import TournamentOut
 from service import views
-from service.http import audit, bots, games, leaderboards, tables, tournaments
+from service.http import accounts, audit, bots, games, invitations, leaderboards, tables, tournaments
 from service.http.common import services
 from service.http.errors import ApiError
 
@@ -59,6 +59,11 @@ def game(game_id: str, min_version: int | None = None) -> dict[str, Any]:
     return _call(games.get_game, {"min_version": min_version}, game_id)
 
 
+def legal(game_id: str, min_version: int | None = None) -> dict[str, Any]:
+    """``GET /v1/games/{id}/legal``: the caller's seat's legal intents, with their version."""
+    return _call(games.get_legal, {"min_version": min_version}, game_id)
+
+
 def game_list(**query: Any) -> dict[str, Any]:
     """``GET /v1/games?game=&status=&player=&limit=&offset=``."""
     return _call(games.list_games, query)
@@ -72,6 +77,16 @@ def bot_list() -> list[dict[str, Any]]:
 def table_list(**query: Any) -> dict[str, Any]:
     """``GET /v1/tables?status=&game=&limit=&offset=``: the lobby."""
     return _call(tables.list_tables, query)
+
+
+def account() -> dict[str, Any]:
+    """``GET /v1/account``: who the caller's key is (``401``/``403`` without a valid key)."""
+    return _call(accounts.whoami, None)
+
+
+def invitation_list() -> list[dict[str, Any]]:
+    """``GET /v1/account/invitations``: the caller's pending invitations, oldest first."""
+    return _call(invitations.list_invitations, None)["invitations"]
 
 
 def events(game_id: str, after: int = 0, limit: int | None = None) -> list[dict[str, Any]]:

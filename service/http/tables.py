@@ -44,7 +44,7 @@ def create_table(body: dict[str, Any]) -> dict[str, Any]:
 @blp.response(200, TableListOut)
 def list_tables(args: dict[str, Any]) -> dict[str, Any]:
     """Tables of one status (default: open), newest first."""
-    tables = services().lobby.list(args["status"], args.get("game"), args["limit"], args["offset"])
+    tables = services().lobby.list(args["status"], args.get("game"), args["limit"], args["offset"], args.get("player"))
     return {"tables": tables, "limit": args["limit"], "offset": args["offset"]}
 
 

@@ -106,8 +106,10 @@ class LobbyService:
     def get(self, table_id: str) -> dict[str, Any]:
         return self.store.get(table_id)
 
-    def list(self, status: str = OPEN, game: str | None = None, limit: int = 50, offset: int = 0) -> list[dict]:
-        return self.store.list(status, game, limit, offset)
+    def list(
+        self, status: str = OPEN, game: str | None = None, limit: int = 50, offset: int = 0, player: str | None = None
+    ) -> list[dict]:
+        return self.store.list(status, game, limit, offset, player)
 
     def _start_if_full(self, uow: UnitOfWork, table: dict[str, Any]) -> None:
         """Create the game of a table whose seats are all taken, in ``uow``'s

@@ -54,11 +54,12 @@ def test_a_casual_seat_cannot_take_a_house_bots_name(client, house):
     assert resp.get_json()["error"]["details"]["names"] == [house["nauticus", 2]]
 
 
-def test_the_home_page_offers_play_a_bot(client, house):
+def test_the_home_page_offers_play_bots(client, house):
     text = _html(client.get("/"))
-    assert "Play a bot" in text and 'data-action="play-bot"' in text
+    assert "Play bots" in text and 'data-action="play-bot"' in text
     form = text[text.index('data-action="play-bot"') : text.index("</form>", text.index('data-action="play-bot"'))]
-    assert set(re.findall(r'<option value="([a-z-]+)">', form)) == set(registry.names())
-    assert set(re.findall(r'<option value="(\d)">', form)) == {str(n) for n in levels()}
+    assert set(re.findall(r'<option value="([a-z-]+)"', form)) == set(registry.names())
+    levels_select = form[form.index('name="level"') : form.index("</select>", form.index('name="level"'))]
+    assert set(re.findall(r'<option value="(\d)">', levels_select)) == {str(n) for n in levels()}
     for handle in house.values():
         assert f'data-bot="{handle}"' in text

@@ -71,7 +71,6 @@ def test_every_page_of_a_finished_game(client, games, game):
         "/",
         "/games",
         f"/games?game={game}&status=finished",
-        "/players/ann",
         "/leaderboards",
         f"/leaderboards/{game}",
     ):
@@ -79,6 +78,8 @@ def test_every_page_of_a_finished_game(client, games, game):
         assert resp.status_code == 200, url
         _html(resp)
     assert gid in client.get(f"/games?game={game}&status=finished").get_data(as_text=True)
+    # Its seats were taken by names: guests, with no player's page.
+    assert client.get("/players/ann").status_code == 404
 
 
 def test_the_home_page_links_running_and_finished_games(client, games):

@@ -1,10 +1,12 @@
 """``GET /v1/games?game=&status=&player=`` from the Redis index: filters alone
 and combined, paging, newest first, a game moving from active to finished,
-and a rebuild giving the same lists."""
+a rebuild giving the same lists, and a guest's name listing nothing."""
 
 from __future__ import annotations
 
 import random
+import re
+import uuid
 
 from support import command_of
 from support.leaderboards import fast_forward, handles, quiet_service
@@ -12,6 +14,7 @@ from support.leaderboards import fast_forward, handles, quiet_service
 from projections import keys
 from projections.game_lists import index_game as _index_game
 from projections.runner import project_game, rebuild_game
+from service.domain.identity import ACCOUNT, Account, Principal
 
 
 def _ids(client, query: str) -> list[str]:
@@ -31,7 +34,8 @@ def _table(ctx):
         ("waters-of-nereus", [a, b]),
         ("nauticus", [a, c]),
     ]
-    created = [svc.create_game(game, players, {}) for game, players in plan]
+    # Seats of accounts: a name in a casual game is a guest's and lists the game under no one.
+    created = [svc.create_game(game, players, {}, accounts=[True] * len(players)) for game, players in plan]
     for g in created:
         project_game(ctx.redis, ctx.store, g["id"])
     return svc, (a, b, c), created
@@ -76,7 +80,11 @@ def test_a_finished_game_moves_from_active_to_finished(ctx, client):
     first = g[0]
     last = fast_forward(svc, first, random.Random(5))
     assert _ids(client, f"player={a}&status=finished") == []
-    svc.submit(first["id"], last["token"], command_of(svc, first["id"], last["intent"]), last["version"], None, "")
+    # The seat's account acts for it (the test's handles are not registered: the principal is made here).
+    account = Principal(ACCOUNT, Account(str(uuid.uuid4()), last["player"], "player"))
+    svc.submit(
+        first["id"], None, command_of(svc, first["id"], last["intent"]), last["version"], None, "", principal=account
+    )
     project_game(ctx.redis, ctx.store, first["id"])
     assert _ids(client, f"player={a}&status=finished") == [first["id"]]
     assert first["id"] not in _ids(client, f"player={a}&status=active")
@@ -100,7 +108,7 @@ def test_a_finished_game_moves_from_active_to_finished(ctx, client):
 def test_games_created_in_the_same_millisecond_list_newest_first(ctx):
     """Scores are microseconds: the millisecond alone would list these two by id."""
     (a,) = handles("ann")
-    base = {"game": "nauticus", "players": [a], "created_ms": 1_700_000_000_123}
+    base = {"game": "nauticus", "players": [a], "accounts": [True], "created_ms": 1_700_000_000_123}
     older = base | {"id": "ffffffff-0000-4000-8000-000000000000", "created_at": "2023-11-14T22:13:20.123100Z"}
     newer = base | {"id": "00000000-0000-4000-8000-000000000000", "created_at": "2023-11-14T22:13:20.123900Z"}
     with ctx.redis.pipeline() as pipe:
@@ -113,3 +121,24 @@ def test_games_created_in_the_same_millisecond_list_newest_first(ctx):
         for key in (keys.GAMES_ALL, keys.games_by("game", "nauticus"), keys.games_by("status", "active")):
             ctx.redis.zrem(key, info["id"])
     ctx.redis.delete(keys.games_by("player", a))
+
+
+def test_a_name_in_a_casual_game_lists_it_under_no_one(ctx, client):
+    """A casual game by names: anyone may type anyone's handle, so the game is listed under
+    neither name, and says which seats are guests."""
+    svc = quiet_service(ctx.store)
+    a, b = handles("ann", "bob")
+    mixed = svc.create_game("nauticus", [a, b], {}, accounts=[True, False])
+    guests = svc.create_game("nauticus", [a, b], {})
+    for g in (mixed, guests):
+        project_game(ctx.redis, ctx.store, g["id"])
+    assert _ids(client, f"player={a}") == [mixed["id"]]
+    assert _ids(client, f"player={b}") == []
+    listed = {g["id"]: g for g in client.get("/v1/games?limit=500").get_json()["games"]}
+    assert listed[mixed["id"]]["guests"] == [1] and listed[guests["id"]]["guests"] == [0, 1]
+    # The pages: the account's page lists only its own seat's game; a guest's name is not a link.
+    page = client.get(f"/players/{a}").get_data(as_text=True)
+    assert mixed["id"] in page and guests["id"] not in page
+    assert client.get(f"/players/{b}").status_code == 404
+    row = re.search(rf'<a href="/games/{guests["id"]}">.*?</tr>', client.get("/games").get_data(as_text=True), re.S)
+    assert row and f'href="/players/{a}"' not in row.group(0) and row.group(0).count("(guest)") == 2

@@ -1,7 +1,7 @@
 """Rated and casual games on the leaderboards, against real PostgreSQL, Redis
 and the worker's job (docs/API.md "Rated and casual games"): a rated game of
 two accounts found in the lobby moves the leaderboard; a casual game by the
-same names does not, and shows on the players' pages marked casual; the live
+same names does not, and is not on the accounts' pages (its names are guests'); the live
 leaderboards equal a rebuild; leaderboards of an older format are folded
 again by themselves."""
 
@@ -95,7 +95,8 @@ def test_only_the_rated_game_moves_the_leaderboard(app, client, ctx):
         assert [(r["games"], r["provisional"], r["position"]) for r in page["ratings"]] == [(1, True, None)]
         recent = {e["game_id"]: e for e in page["recent"]}
         assert recent[gid]["rated"] is True and isinstance(recent[gid]["rating_after"], float)
-        assert recent[casual["id"]]["rated"] is False and recent[casual["id"]]["rating_after"] is None
+        # The casual game by the same names was played by guests: not on the accounts' pages.
+        assert casual["id"] not in recent
     project_game(ctx.redis, ctx.store, gid)
     project_game(ctx.redis, ctx.store, casual["id"])
     assert client.get(f"/v1/games/{gid}").get_json()["rated"] is True
@@ -116,8 +117,8 @@ def test_casual_games_alone_move_no_rating(app, client, ctx):
     after = client.get("/v1/leaderboards/nauticus?limit=500").get_json()
     assert after["finished_games"] == before["finished_games"]
     assert not {e["player"] for e in after["entries"]} & set(names)
-    page = client.get(f"/v1/players/{names[0]}").get_json()
-    assert page["ratings"] == [] and [e["rated"] for e in page["recent"]] == [False]
+    # Names in a casual game are guests': no player's page.
+    assert client.get(f"/v1/players/{names[0]}").status_code == 404
 
 
 def test_leaderboards_of_an_older_format_are_folded_again(ctx):

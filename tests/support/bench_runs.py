@@ -31,7 +31,7 @@ def last_json_line(module: str, *argv: str, env: dict[str, str], timeout: float 
     return json.loads(run_module(module, *argv, env=env, timeout=timeout).strip().splitlines()[-1])
 
 
-def bench(settings, redis_server, tmp_path, *argv: str) -> tuple[dict, str]:
+def bench(settings, redis_server, tmp_path, *argv: str, timeout: float = 180) -> tuple[dict, str]:
     """``python -m scripts.bench argv`` against the machine's PostgreSQL and ``redis_server``;
     its JSON figures, and the PostgreSQL URL it was given."""
     out = tmp_path / "bench.json"
@@ -40,5 +40,5 @@ def bench(settings, redis_server, tmp_path, *argv: str) -> tuple[dict, str]:
         DATABASE_URL=make_conninfo(settings.database_url, dbname="postgres"),
         REDIS_URL=redis_server.url(),
     )
-    run_module("scripts.bench", *argv, "--seconds", "1", "--out", str(out), env=env, timeout=180)
+    run_module("scripts.bench", *argv, "--seconds", "1", "--out", str(out), env=env, timeout=timeout)
     return json.loads(out.read_text()), env["DATABASE_URL"]

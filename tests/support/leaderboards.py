@@ -23,8 +23,8 @@ def handles(*names: str) -> list[str]:
 
 def fast_forward(svc: GameService, created: dict[str, Any], chooser: random.Random) -> dict[str, Any]:
     """Play ``created`` with random legal intents up to the one that would
-    finish it, and return that intent unsent: ``{"seat", "token", "intent",
-    "version"}``.
+    finish it, and return that intent unsent: ``{"seat", "token", "player",
+    "intent", "version"}`` (``token`` is ``None`` for an account's seat).
 
     The intents are decided exactly as ``GameService.submit`` decides them
     (the engine, the game's seed, ``Rng`` domain = stream version before the
@@ -32,7 +32,9 @@ def fast_forward(svc: GameService, created: dict[str, Any], chooser: random.Rand
     2-player nautilus-industries game is ~800 intents, and one commit per
     intent would take most of a minute."""
     gid = created["id"]
-    tokens = {s["seat"]: s["token"] for s in created["seats"]}
+    # A seat of an account has no token: its account acts for it (``"player"`` names it).
+    tokens = {s["seat"]: s.get("token") for s in created["seats"]}
+    names = {s["seat"]: s.get("player") for s in created["seats"]}
     loaded = svc.load(gid)
     engine = loaded.engine
     with loaded.lock:
@@ -57,7 +59,7 @@ def fast_forward(svc: GameService, created: dict[str, Any], chooser: random.Rand
         state, version = trial, version + len(events)
     if new:
         svc.store.append(gid, first, seal(seed, gid, first + 1, head, new))
-    return {"seat": seat, "token": tokens[seat], "intent": command.to_json(), "version": version}
+    return {"seat": seat, "token": tokens[seat], "player": names[seat], "intent": command.to_json(), "version": version}
 
 
 def quiet_service(store) -> GameService:

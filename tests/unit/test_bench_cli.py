@@ -69,3 +69,24 @@ def test_a_changed_figure_changes_the_table_and_the_targets():
 def test_a_page_without_markers_is_refused():
     with pytest.raises(ValueError, match="markers"):
         report.publish("# A page\n", {})
+
+
+def test_boardgame_io_and_the_person_are_rows_of_the_targets():
+    res = report.Results()
+    for key, value in {
+        "api_intents_16": 300.0,
+        "bgio_moves_16": 200.0,
+        "cpu_ms_per_intent": 3.0,
+        "cpu_ms_per_bgio_move": 2.5,
+        "click_move_p95_ms": 120.0,
+        "click_reply_p95_ms": 310.0,
+    }.items():
+        res.put(key, value)
+    targets = {t.name: t for t in res.targets()}
+    assert targets["api_intents_16 / bgio_moves_16"].value == pytest.approx(1.5)
+    assert targets["api_intents_16 / bgio_moves_16"].met is True
+    assert targets["cpu_ms_per_intent / cpu_ms_per_bgio_move"].value == pytest.approx(1.2)
+    assert targets["cpu_ms_per_intent / cpu_ms_per_bgio_move"].met is False
+    assert targets["click_move_p95_ms"].met is True and targets["click_reply_p95_ms"].met is False
+    printed = report.table(res)
+    assert "bgio_moves_16" in printed and "click_reply_p95_ms" in printed

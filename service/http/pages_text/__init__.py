@@ -190,6 +190,54 @@ def has_sentence(game: str, event_type: str) -> bool:
     return event_type in _platform().SENTENCES or (module is not None and event_type in module.SENTENCES)
 
 
+def _first(formatter: _Formatter, templates: str | list[str], facts: dict[str, Any]) -> str | None:
+    for template in [templates] if isinstance(templates, str) else templates:
+        try:
+            return formatter.vformat(template, (), facts)
+        except (_Missing, KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return None
+
+
+def describe_intents(
+    game: str, intents: list[dict[str, Any]], view: dict[str, Any], seat: int, players: list[str]
+) -> list[dict[str, Any]]:
+    """A seat's legal intents (``GET /v1/games/{id}/legal``) for the actions panel: each
+    ``{"intent", "group", "text", "steps", "targets"}``.  ``intent`` is the intent as the
+    API gave it (posted as is); ``group`` the kind of move it is; ``text`` the move in
+    words; ``steps`` the words of each choice that leads to it when its group is long
+    (the tile, then the colour); ``targets`` the board's elements it names (each a
+    ``data-target`` of the game's board template).
+
+    Each phrasing module may have ``INTENTS`` (type -> ``group``, ``text`` and
+    ``steps`` templates, as ``SENTENCES``), ``intent_facts(intent, view, seat)`` (words
+    the fields do not carry: the action on a space) and ``intent_targets(intent, view,
+    seat)``; an intent it does not phrase reads as its type in words."""
+    module = phrasing(game)
+    specs: dict[str, dict[str, Any]] = getattr(module, "INTENTS", {})
+    facts_of = getattr(module, "intent_facts", None)
+    targets_of = getattr(module, "intent_targets", None)
+    formatter = _Formatter(players, {**_platform().NAMES, **getattr(module, "NAMES", {})}, _context(module, players))
+    out = []
+    for intent in intents:
+        kind = str(intent.get("type", ""))
+        spec = specs.get(kind, {})
+        facts = {**intent, "seat": seat, **(facts_of(intent, view, seat) if facts_of else {})}
+        plain = kind.replace("_", " ").capitalize()
+        text = _first(formatter, spec.get("text", []), facts) or plain
+        steps = [_first(formatter, step, facts) or "" for step in spec.get("steps", [])]
+        out.append(
+            {
+                "intent": intent,
+                "group": spec.get("group") or plain,
+                "text": text,
+                "steps": steps,
+                "targets": targets_of(intent, view, seat) if targets_of else [],
+            }
+        )
+    return out
+
+
 def log_lines(game: str, lines: list[dict[str, Any]], players: list[str]) -> list[dict[str, Any]]:
     """Feed lines -> ``{"seq", "type", "text", "redacted", "seat"}`` for the templates."""
     out = []

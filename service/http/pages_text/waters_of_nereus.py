@@ -5,6 +5,8 @@ event has a second, vaguer template."""
 
 from typing import Any
 
+from service.games.waters_of_nereus.data import DIRECTIONS
+
 NAMES: dict[str, str] = {
     # treasures (a gem is "*")
     "W": "white",
@@ -26,6 +28,9 @@ NAMES: dict[str, str] = {
     # science card effects, for the vaguer sentences
     "actions": "actions",
     "end_cards": "game-end cards",
+    # the scientist's options (intents)
+    "science": "science power +1",
+    "card": "a science card",
 }
 
 
@@ -100,4 +105,143 @@ SENTENCES: dict[str, str | list[str]] = {
     "SeatForfeited": "{seat:player} left the game",
     "CornerSkipped": "{seat:player} chose no corner (forfeited); {next:player} is next",
     "ExplorerTurnSkipped": "{seat:player}'s explorer turn was skipped (forfeited)",
+}
+
+
+# -- intents: what the seat may do, in words (the actions panel of the game page) --------------
+_DIRECTION = {
+    "N": "north",
+    "NE": "north-east",
+    "E": "east",
+    "SE": "south-east",
+    "S": "south",
+    "SW": "south-west",
+    "W": "west",
+    "NW": "north-west",
+}
+
+
+def _cell_name(cell: int, size: int) -> str:
+    row, col = divmod(cell, size)
+    return f"{chr(ord('A') + col)}{row + 1}"
+
+
+def _sail_to(intent: dict[str, Any], view: dict[str, Any], seat: int) -> int | None:
+    size = int(view.get("size") or 5)
+    ships = view.get("ships") or []
+    at = ships[seat] if 0 <= seat < len(ships) else None
+    step = DIRECTIONS.get(str(intent.get("direction")))
+    if not isinstance(at, int) or step is None:
+        return None
+    row, col = divmod(at, size)
+    row, col = row + step[0], col + step[1]
+    return row * size + col if 0 <= row < size and 0 <= col < size else None
+
+
+def _corner_cell(corner: int, size: int) -> int:
+    last = size - 1
+    return [0, last, size * size - 1, last * size][corner % 4]
+
+
+def intent_facts(intent: dict[str, Any], view: dict[str, Any], seat: int) -> dict[str, Any]:
+    """Words an intent's fields do not carry: the cell a ship sails to, the crew of a marker."""
+    size = int(view.get("size") or 5)
+    kind = intent.get("type")
+    facts: dict[str, Any] = {}
+    if kind == "sail_ship":
+        facts["heading"] = _DIRECTION.get(str(intent.get("direction")), intent.get("direction"))
+        to = _sail_to(intent, view, seat)
+        if to is not None:
+            facts["to_cell"] = _cell_name(to, size)
+    if kind == "explore":
+        facts["at"] = _cell_name(int(intent["row"]) * size + int(intent["col"]), size)
+    if kind == "choose_corner":
+        facts["at"] = _cell_name(_corner_cell(int(intent["corner"]), size), size)
+    if kind == "place_marker":
+        facts["crew"] = (view.get("turn") or {}).get("crew")
+    if kind in ("place_treasure", "unload_treasure"):
+        area = intent.get("area")
+        facts["place"] = (
+            f"the {intent.get('crew')} hold, space {int(intent.get('slot', 0)) + 1}"
+            if area == "hold"
+            else NAMES.get(str(area), str(area))
+        )
+    if kind == "sell_treasure":
+        facts["gold"] = 5 if intent.get("treasure") == "*" else 2
+    if kind == "buy_moves":
+        facts["cost"] = 2 if intent.get("spaces") == 1 else 3
+    return facts
+
+
+def intent_targets(intent: dict[str, Any], view: dict[str, Any], seat: int) -> list[str]:
+    """The board's elements an intent names (``data-target`` in ``boards/waters-of-nereus.html``)."""
+    size = int(view.get("size") or 5)
+    kind = intent.get("type")
+    if kind == "sail_ship":
+        to = _sail_to(intent, view, seat)
+        return [f"cell:{to}"] if to is not None else []
+    if kind == "explore":
+        return [f"cell:{int(intent['row']) * size + int(intent['col'])}"]
+    if kind == "choose_corner":
+        return [f"cell:{_corner_cell(int(intent['corner']), size)}"]
+    if kind in ("choose_crew", "take_explorer_turn"):
+        return [f"crew:{intent['crew']}"]
+    if kind == "place_marker":
+        crew = (view.get("turn") or {}).get("crew")
+        return [f"space:{crew}:{intent['space']}"] if crew else []
+    if kind in ("place_treasure", "unload_treasure") and intent.get("area") == "hold":
+        return [f"hold:{seat}:{intent.get('crew')}:{intent.get('slot', 0)}"]
+    return []
+
+
+INTENTS: dict[str, dict[str, Any]] = {
+    "choose_corner": {
+        "group": "Choose a corner",
+        "text": "Put your ship in the {corner:name} corner ({at})",
+    },
+    "choose_crew": {"group": "Choose a crew card (in secret)", "text": "Choose the {crew:name}"},
+    "place_marker": {
+        "group": "Place your marker",
+        "text": ["Place your marker on {crew:name} space {space}", "Place your marker on space {space}"],
+    },
+    "sail_ship": {"group": "Sail", "text": ["Sail {heading} to {to_cell}", "Sail {heading}"]},
+    "drop_anchor": {"group": "Sail", "text": "Drop anchor and pick up the treasures here"},
+    "explore": {
+        "group": "Explore",
+        "text": "Take {treasure:a} treasure from {at}",
+        "steps": ["{at}", "{treasure:name}"],
+    },
+    "perform_action": {
+        "group": "Your action",
+        "text": ["Carry out the action: {option:name}", "Carry out the action"],
+    },
+    "buy_moves": {"group": "Gold actions", "text": "Pay {cost} gold to sail {spaces:n:more space/more spaces}"},
+    "buy_turns": {"group": "Gold actions", "text": "Pay 2 gold to change direction"},
+    "buy_treasure_move": {"group": "Gold actions", "text": "Pay 1 gold to move one more treasure"},
+    "buy_treasure": {"group": "Gold actions", "text": "Pay 3 gold to draw a treasure from the bag"},
+    "buy_vp": {"group": "Gold actions", "text": "Pay 1 gold for 1 victory point"},
+    "buy_research": {"group": "Gold actions", "text": "Pay 3 gold for {option:name}"},
+    "draw_science_enhanced": {"group": "Science", "text": "Draw a science card, then discard one"},
+    "discard_science": {"group": "Science", "text": "Discard science card {card}"},
+    "play_science": {"group": "Science", "text": "Play science card {card}"},
+    "place_treasure": {
+        "group": "Place your treasures",
+        "text": "Put {treasure:a} treasure in {place}",
+        "steps": ["{treasure:name}", "{area:name}", "{place}"],
+    },
+    "unload_treasure": {
+        "group": "Move treasures",
+        "text": "Take {treasure:a} treasure out of {place}",
+        "steps": ["{treasure:name}", "{place}"],
+    },
+    "take_gem": {"group": "Move treasures", "text": "Take a gem out of storage"},
+    "exchange_treasures": {"group": "Trade", "text": "Return two {treasure:name} treasures to the bag for a gem"},
+    "sell_treasure": {"group": "Trade", "text": "Sell {treasure:a} for {gold} gold"},
+    "end_turn": {"group": "End the turn", "text": "End the turn"},
+    "take_explorer_turn": {
+        "group": "Explorer turn",
+        "text": "Pay for an explorer turn with the {crew:name}",
+    },
+    "decline_explorer_turn": {"group": "Explorer turn", "text": "Decline the explorer turn"},
+    "finish_scoring": {"group": "Final scoring", "text": "Finish final scoring"},
 }

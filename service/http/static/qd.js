@@ -2,8 +2,12 @@
  *
  * - Tokens: a seat's or the organiser's token is kept in this tab's sessionStorage, per game,
  *   typed into the page's form or passed as #token=... (a fragment never reaches a server).  With a
- *   token, the page asks the server for the same URL again with "Authorization: Bearer" and
- *   ?partial=1, and swaps in what the JSON API lets that viewer see.  No cookie is ever set.
+ *   token, or else the signed-in account's key (window.QD.auth, static/account.js), the page asks
+ *   the server for the same URL again with "Authorization: Bearer" and ?partial=1, and swaps in
+ *   what the JSON API lets that viewer see.  No cookie is ever set.
+ * - Each time the game's board is swapped in, "qd:board" is dispatched on the document: the seat's
+ *   actions panel (static/play.js) reads the new board's legal intents then.  window.QD.page holds
+ *   what play.js uses from here: fetchAs, refreshBoard(version) and refreshMain().
  * - Live: a running game's board follows the game (see `Live` below).
  * - Replay: first / previous / next / last, the slider, the keyboard, and a seat's perspective; each
  *   position is the server's drawing of GET /v1/games/{id}/state?version=N (time travel).
@@ -32,13 +36,28 @@
     },
   };
 
-  /** fetch with the viewer's token, if this tab holds one for the page's game. */
+  /** The signed-in account's key (static/account.js keeps it), or null. */
+  const accountKey = () => {
+    const auth = window.QD && window.QD.auth;
+    if (auth && typeof auth.key === "function") return auth.key();
+    for (const store of ["sessionStorage", "localStorage"]) {
+      try { const k = window[store].getItem("qd-key"); if (k) return k; } catch (e) { /* storage disabled */ }
+    }
+    return null;
+  };
+
+  /** The credential of this page's viewer: the token this tab holds for the page's game, else the account's key. */
+  const credential = () => Tokens.get(gameIdOfPage()) || accountKey();
+
+  /** fetch as the page's viewer (a token for this game, or the signed-in account's key). */
   const fetchAs = (url, opts = {}) => {
     const headers = new Headers(opts.headers || {});
-    const token = Tokens.get(gameIdOfPage());
-    if (token) headers.set("Authorization", "Bearer " + token);
+    const cred = credential();
+    if (cred) headers.set("Authorization", "Bearer " + cred);
     return fetch(url, { ...opts, headers, cache: "no-store", credentials: "omit" });
   };
+
+  const boardChanged = () => document.dispatchEvent(new CustomEvent("qd:board"));
 
   const withQuery = (path, params) => {
     const url = new URL(path, location.origin);
@@ -120,9 +139,16 @@
       const gid = root.dataset.game;
       let version = Number(root.dataset.version);
       for await (const game of Live.versions(gid, version, signal)) {
-        await Promise.all([refreshBoard(gid, game.version, signal), appendLog(gid, signal)]);
+        try {
+          await Promise.all([refreshBoard(gid, game.version, signal), appendLog(gid, signal)]);
+        } catch (e) {
+          if (signal.aborted) return;
+          // A fetch that failed (the network away for a moment): the next board line tries again.
+        }
         version = game.version;
         root.dataset.version = String(version);
+        // The header's count moves with the live line (both say the version shown).
+        for (const el of document.querySelectorAll("[data-role=event-count]")) el.textContent = `${version} events`;
         status(`Live: ${version} events.` + (game.status === "finished" ? " The game has finished." : ""));
         if (game.status === "finished") {
           await refreshMain();
@@ -132,20 +158,46 @@
     },
   };
 
+  /** The live board at ``version`` or newer; a board older than the one shown is dropped (the
+   *  stream and a posted move may both ask for one, and answers can cross). */
   const refreshBoard = async (gid, version, signal) => {
+    const current = document.getElementById("board-body");
+    if (current && Number(current.dataset.version) >= version) return true; // already shown
     const resp = await fetchAs(withQuery(`/games/${gid}/board`, { min_version: version }), { signal });
-    if (!resp.ok) return;
+    if (!resp.ok) return false;
     const html = await resp.text();
     const board = document.getElementById("board");
-    if (board && !signal.aborted) board.innerHTML = html;
+    if (!board || (signal && signal.aborted)) return false;
+    const holder = document.createElement("div");
+    holder.innerHTML = html;
+    const fresh = holder.querySelector("#board-body");
+    const shown = board.querySelector("#board-body");
+    if (fresh && shown && Number(fresh.dataset.version) < Number(shown.dataset.version)) return false;
+    board.replaceChildren(...holder.childNodes);
+    boardChanged();
+    return true;
   };
 
+  /** One log request at a time: a call while one runs asks for one more round after it. */
+  let logRunning = null;
+  let logAgain = false;
   const appendLog = async (gid, signal) => {
+    if (logRunning) { logAgain = true; return logRunning; }
+    logRunning = (async () => {
+      do {
+        logAgain = false;
+        await appendLogOnce(gid, signal);
+      } while (logAgain && !(signal && signal.aborted));
+    })();
+    try { await logRunning; } finally { logRunning = null; }
+  };
+
+  const appendLogOnce = async (gid, signal) => {
     const list = document.getElementById("log");
     if (!list) return;
     const last = Number(list.dataset.last || 0);
     const resp = await fetchAs(withQuery(`/games/${gid}/log`, { after: last }), { signal });
-    if (!resp.ok || signal.aborted) return;
+    if (!resp.ok || (signal && signal.aborted)) return;
     const atBottom = list.scrollTop + list.clientHeight >= list.scrollHeight - 8;
     const holder = document.createElement("ol");
     holder.innerHTML = await resp.text();
@@ -362,6 +414,7 @@
     const resp = await fetchAs(withQuery(location.pathname + location.search, { partial: 1 }));
     main.innerHTML = await resp.text();
     initMain();
+    boardChanged();
   };
 
   const tokenBanner = (gid) => {
@@ -415,40 +468,7 @@
 
   document.addEventListener("keydown", (ev) => { if (replay) replay.onKey(ev); });
 
-  /** Home page, "Play a bot": open a rated two-seat table with the key, seat the house bot of
-   *  the chosen level (that starts the game), and open the game's page with the key. */
-  const playBot = async (form) => {
-    const status = form.querySelector("[data-role=play-bot-status]");
-    const key = form.querySelector("input[name=key]").value.trim();
-    const game = form.querySelector("select[name=game]").value;
-    const level = parseInt(form.querySelector("select[name=level]").value, 10);
-    const post = async (path, body) => {
-      const resp = await fetch(path, {
-        method: "POST",
-        headers: { "Authorization": "Bearer " + key, "Content-Type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      const answer = await resp.json().catch(() => ({}));
-      if (!resp.ok) throw new Error((answer.error && answer.error.message) || resp.statusText);
-      return answer;
-    };
-    try {
-      status.textContent = "Opening a table...";
-      const table = await post("/v1/tables", { game: game, seats: 2, rated: true });
-      const started = await post("/v1/tables/" + table.id + "/bots", { level: level });
-      location.assign("/games/" + started.game_id + "#token=" + encodeURIComponent(key));
-    } catch (e) {
-      status.textContent = "Could not start: " + e.message;
-    }
-  };
-
   document.addEventListener("submit", (ev) => {
-    const bot = ev.target.closest("form[data-action=play-bot]");
-    if (bot) {
-      ev.preventDefault();
-      playBot(bot);
-      return;
-    }
     const form = ev.target.closest("form[data-action=use-token]");
     if (!form) return;
     ev.preventDefault();
@@ -486,8 +506,17 @@
     document.documentElement.classList.add("js");
     tokenFromAddress();
     const gid = gameIdOfPage();
-    if (gid && Tokens.get(gid)) refreshMain();
-    else initMain();
+    if (gid && credential()) refreshMain();
+    else { initMain(); boardChanged(); }
+  };
+
+  window.QD = window.QD || {};
+  window.QD.page = {
+    fetchAs,
+    credential,
+    refreshBoard: (version) => refreshBoard(gameIdOfPage(), version, null),
+    appendLog: () => appendLog(gameIdOfPage(), null),
+    refreshMain,
   };
 
   // The same page opened again with a new #token=... does not reload: take the token now.
