@@ -111,6 +111,9 @@ class Settings:
     limit_reads_key: str = "30/second;1200/minute"
     limit_expensive: str = "10/minute;100/hour"
     limit_expensive_key: str = "10/minute;100/hour"
+    #: Refused requests (a ``4xx`` answer) one client address gets taken back from
+    #: their budget's windows; beyond, a refusal counts like an accepted request.
+    limit_refunds: str = "10/second;600/minute"
     #: Proxies in front of the API that set ``X-Forwarded-For`` (0: none; the
     #: client address is the socket's).
     trusted_proxies: int = 0
