@@ -41,8 +41,11 @@ from service.service_layer.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
 
-#: How often a command is retried after losing a race (one with ``expected_version`` only
-#: while it commutes with what won: :meth:`GameService.commutes`).
+#: How often a command is tried at least when it loses races (one with ``expected_version``
+#: only while it commutes with what won: :meth:`GameService.commutes`).  A game gives each
+#: command one try more than its seats (:meth:`GameService.tries`): in a simultaneous
+#: phase each other seat's decision can win one race against it, and nothing else may
+#: come between a command that commutes and the head.
 _RETRIES = 3
 #: Events appended since an intent's ``expected_version`` beyond which it is not examined
 #: for commuting (a 409 at once): what one conflict may make the service read and fold.
@@ -324,7 +327,8 @@ class GameService:
                 return self._replayed(stored, seat, request_hash)
         if callable(command):
             command = command(loaded.record.game)
-        for attempt in range(_RETRIES):
+        tries = self.tries(loaded)
+        for attempt in range(tries):
             with loaded.lock:
                 try:
                     return self._decide_and_append(
@@ -335,7 +339,7 @@ class GameService:
                     self.on_conflict()
                     # A lost race is decided again at the new head: at once without an
                     # expected_version, else if it commutes with what won (NotCommuting if not).
-                    if isinstance(conflict, NotCommuting) or attempt == _RETRIES - 1:
+                    if isinstance(conflict, NotCommuting) or attempt == tries - 1:
                         raise self._conflict(loaded, expected_version, conflict.actual) from None
                 except DuplicateKey:
                     loaded.invalidate()
@@ -349,6 +353,13 @@ class GameService:
                     loaded.invalidate()
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def tries(loaded: LoadedGame) -> int:
+        """How many times an intent is decided before a lost race is its answer (409): the
+        game's seats plus one, at least :data:`_RETRIES` (four seats choosing crews at once
+        through four API processes: the last of them to append has lost three races)."""
+        return max(_RETRIES, len(loaded.record.players) + 1)
 
     def commutes(self, loaded: LoadedGame, seat: int, expected: int) -> bool:
         """Whether an intent of ``seat`` that expected version ``expected`` may be decided at
