@@ -145,7 +145,13 @@ def lobby_service(components: Components, games: GameService) -> LobbyService:
     """Open tables (docs/API.md "Tables"); the join that fills one starts its game."""
     settings = components.settings
     store = Lobby(
-        components.store.pool, settings.pool_timeout, Limits(open_tables_per_account=settings.max_open_tables)
+        components.store.pool,
+        settings.pool_timeout,
+        Limits(
+            open_tables_per_account=settings.max_open_tables,
+            bot_games_per_account=settings.max_bot_games,
+            bot_games_per_organiser=settings.max_bot_games_organiser,
+        ),
     )
     return LobbyService(store, games, partial(unit_of_work, components))
 

@@ -119,6 +119,11 @@ class Settings:
     trusted_proxies: int = 0
     #: Open tables one account may sit at (a player) or have opened (an organiser).
     max_open_tables: int = 10
+    #: Games with house bots a player's tables may have running at once: its open tables
+    #: with a bot seated and its started ones whose game has not finished (docs/BOTS.md).
+    max_bot_games: int = 3
+    #: The same bound for an organiser's tables (tournaments have their own bounds).
+    max_bot_games_organiser: int = 50
     #: Seconds an invitation to a game or a tournament stays open (docs/API.md, "Consent").
     invitation_ttl_s: int = 86400
     #: Invitations one organiser (or the operator) may have pending at once.

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from service.adapters.eventstore import Conflict, DuplicateKey, EventStore, StoreUnavailable
-from service.domain import canonical, clocks, counting, pipeline
+from service.domain import canonical, clocks, counting, identity, pipeline
 from service.domain.errors import (
     Conflicting,
     Forbidden,
@@ -87,6 +87,8 @@ class LoadedGame:
     access: GameAccess | None = None
     #: The game's length cap (``GameCreated``'s ``max_events``), read once: ``False`` until then.
     max_events: int | bool | None = False
+    #: The seats house bots hold (``pipeline.bot_seats`` of ``GameCreated``), read once: ``False`` until then.
+    house_bots: frozenset[int] | bool | None = False
     #: The game's time control (``GameCreated``'s ``clock``), read once: ``False`` until then.
     clock_spec: dict[str, Any] | bool | None = False
     #: The clock as the event at ``version`` recorded it (``service.domain.clocks``).
@@ -175,6 +177,11 @@ class GameService:
         if self.max_game_events:
             # The cap that applies to this game for ever (pipeline.cap_length).
             terms.setdefault("max_events", self.max_game_events)
+        flags = terms.get("accounts") or [False] * n
+        bots = [p for p, account in zip(players, flags, strict=False) if account and identity.reserved_handle(p)]
+        if bots:
+            # Who the house bots are, for ever: once only they play, the game ends (pipeline.unattended).
+            terms.setdefault("house_bots", bots)
         try:
             sealed = pipeline.open_game(engine, game_id, players, options, seed, meta, **terms)
         except RuleViolation as rv:
@@ -262,6 +269,13 @@ class GameService:
         if loaded.max_events is False:
             loaded.max_events = self._created(loaded).get("max_events")
         return loaded.max_events  # type: ignore[return-value]
+
+    def house_bots(self, loaded: LoadedGame) -> frozenset[int] | None:
+        """The seats house bots hold, as the game's opening recorded them (``None``: none,
+        or a game from before the rule)."""
+        if loaded.house_bots is False:
+            loaded.house_bots = pipeline.bot_seats(self._created(loaded))
+        return loaded.house_bots  # type: ignore[return-value]
 
     def access(self, loaded: LoadedGame) -> GameAccess:
         """Who sits where and who organises, from the game's opening event."""
@@ -468,6 +482,7 @@ class GameService:
                 command,
                 pipeline.Head(game_id, loaded.seed, version, loaded.last_hash, meta, self.clock(loaded)),
                 max_events=self.max_events(loaded),
+                house_bots=self.house_bots(loaded),
             )
         except RuleViolation as rv:
             # Judged against the cached state, which was not re-read when it
@@ -517,6 +532,7 @@ class GameService:
             command,
             pipeline.Head(loaded.record.game_id, loaded.seed, version, loaded.last_hash, meta, self.clock(loaded)),
             max_events=self.max_events(loaded),
+            house_bots=self.house_bots(loaded),
         )
         sealed = decision.events
         new_version = version + len(sealed)
