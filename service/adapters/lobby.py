@@ -176,6 +176,7 @@ class Lobby(Pooled):
             "INSERT INTO lobby_seats (table_id, account_id, handle) VALUES (%s, %s, %s)",
             (table_id, bot.account_id, bot.handle),
         )
+        conn.execute("UPDATE lobby_tables SET bots_busy = true WHERE table_id = %s AND NOT bots_busy", (table_id,))
         table["players"] = [*table["players"], bot.handle]
         return table
 
@@ -190,17 +191,19 @@ class Lobby(Pooled):
 
     def bot_games(self, conn: psycopg.Connection, account: Account) -> int:
         """The tables ``account`` opened that have a house bot and have not finished:
-        open ones, and started ones whose game's last event is not ``GameFinished``."""
-        row = conn.execute(
-            "SELECT count(*) FROM lobby_tables t"
-            " WHERE t.creator_id = %s AND t.status IN ('open', 'started')"
-            " AND EXISTS (SELECT 1 FROM lobby_seats s JOIN accounts a USING (account_id)"
-            "   WHERE s.table_id = t.table_id AND a.kind = 'bot')"
-            " AND (t.status = 'open' OR coalesce((SELECT e.type FROM events e WHERE e.game_id = t.game_id"
-            "   ORDER BY e.seq DESC LIMIT 1), '') <> 'GameFinished')",
+        open ones, and started ones whose game's last event is not ``GameFinished``.
+        Those found closed or finished are unmarked (``bots_busy``) on the way, so the
+        count reads an account's busy tables only, never its whole history."""
+        rows = conn.execute(
+            "SELECT t.table_id, t.status = 'open' OR (t.status = 'started' AND coalesce((SELECT e.type FROM events e"
+            "   WHERE e.game_id = t.game_id ORDER BY e.seq DESC LIMIT 1), '') <> 'GameFinished')"
+            " FROM lobby_tables t WHERE t.creator_id = %s AND t.bots_busy",
             (account.account_id,),
-        ).fetchone()
-        return int(row[0])
+        ).fetchall()
+        done = [table_id for table_id, busy in rows if not busy]
+        if done:
+            conn.execute("UPDATE lobby_tables SET bots_busy = false WHERE table_id = ANY(%s)", (done,))
+        return len(rows) - len(done)
 
     def _check_bot_games(self, conn: psycopg.Connection, account: Account) -> None:
         cap = self.limits.bot_games_per_organiser if account.is_organiser else self.limits.bot_games_per_account
