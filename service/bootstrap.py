@@ -228,6 +228,7 @@ def bootstrap(settings: Settings | None = None) -> Components:
     )
     if redis_roles.is_cluster(queue_r):
         raise ValueError("QD_QUEUE_REDIS_URL must be one Redis server, not a cluster (RQ does not run on one)")
+    redis_roles.check_role(r, settings.read_url, "QD_READ_REDIS_URL" if settings.read_redis_url else "REDIS_URL")
     queue = Queue(settings.queue_name, connection=queue_r)
     # Every engine imported now rather than by the first request or job that
     # needs one (which would take ~100 ms longer than the rest; ``make bench``:
