@@ -105,8 +105,11 @@ class Settings:
     limit_accounts_key: str = "10/hour"
     limit_creation: str = "20/minute;500/day"
     limit_creation_key: str = "20/minute;500/day"
-    limit_intents: str = "30/second;1200/minute"
-    limit_intents_key: str = "10/second;600/minute"
+    #: A bot that answers at once sends a whole turn in well under a second (the
+    #: longest turns of the games' playouts are 15 intents): the second's burst holds
+    #: that with room, and the minute's bounds what it may spend.
+    limit_intents: str = "60/second;1200/minute"
+    limit_intents_key: str = "40/second;600/minute"
     limit_reads: str = "60/second;2400/minute"
     limit_reads_key: str = "30/second;1200/minute"
     limit_expensive: str = "10/minute;100/hour"

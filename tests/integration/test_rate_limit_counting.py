@@ -6,7 +6,9 @@ memory while Redis is away.  The HTTP behaviour of each budget: tests/security/t
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import random
 import threading
 import time
 
@@ -17,6 +19,9 @@ from limits.storage import MemoryStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 
 from service.bootstrap import rate_limits
+from service.config import Settings
+from service.games import registry
+from service.games.simulate import random_playout
 from service.http.limits import RateLimited, RateLimits
 
 _clients = (f"203.0.113.{i}" for i in itertools.count(1))
@@ -162,3 +167,33 @@ def test_concurrent_requests_never_overrun_a_window(settings, private_redis_serv
         limits.check("creation", client, "")
     with pytest.raises(RateLimited):
         limits.check("creation", client, "")
+
+
+def _longest_turn(games: int = 4) -> int:
+    """The most intents one seat sends in a row (its turn: nothing to wait for between
+    them), over seeded random playouts of every game at every table size's ends."""
+    longest = 0
+    for name in registry.names():
+        engine = registry.get(name)
+        for i in range(games):
+            players = engine.min_players if i % 2 else engine.max_players
+            played = random_playout(engine, players, {}, bytes([i]) * 32, random.Random(i), max_steps=3000)
+            run, previous = 0, None
+            for step in played.steps:
+                run = run + 1 if step.seat == previous else 1
+                previous = step.seat
+                longest = max(longest, run)
+    return longest
+
+
+def test_a_bot_that_replies_at_once_fits_the_default_intent_limits(settings, private_redis_server):
+    """A bot that answers each board at once sends a whole turn within a second: the
+    default per-key limit (10/second) answered 429 to 22 of its intents in four ordinary
+    games.  The defaults hold the longest turn of the playouts, twice over, as one burst."""
+    defaults = {f.name: f.default for f in dataclasses.fields(Settings) if f.name.startswith("limit_intents")}
+    limits = limits_on(settings, private_redis_server.url(), **defaults)
+    turn = _longest_turn()
+    assert turn >= 8, turn
+    client, key = next(_clients), f"k:{next(_clients)}"
+    for _ in range(2 * turn):
+        limits.check("intents", client, key)
