@@ -204,3 +204,21 @@ def test_a_utf8_byte_order_mark_before_the_json_is_ignored(client, ctx):
     resp = client.post("/v1/games", data=body, headers={"Content-Type": "application/json"})
     assert resp.status_code == 201, resp.get_json()
     assert ctx.store.version(resp.get_json()["id"]) >= 1
+
+
+@pytest.mark.parametrize("corner", [2.9, 2.0, "2"], ids=["float", "whole-float", "string"])
+def test_a_whole_number_sent_as_a_float_or_a_string_is_refused_and_nothing_recorded(client, ctx, new_game, corner):
+    """``"corner": 2.9`` was recorded as corner 2 (and ``"2"`` as 2); each schema's
+    integers are walked in tests/unit/test_whole_numbers.py, this is the answer over HTTP."""
+    created = new_game(game="waters-of-nereus", players=["ann", "bob"])
+    project_game(ctx.redis, ctx.store, created["id"])
+    seat = client.get(f"/v1/games/{created['id']}").get_json()["to_act"][0]
+    before = ctx.store.version(created["id"])
+    resp = client.post(
+        f"/v1/games/{created['id']}/intents",
+        json={"intent": {"type": "choose_corner", "corner": corner}},
+        headers=auth(created["seats"][seat]["token"]),
+    )
+    error = _is_clean_refusal(resp, {422})
+    assert error["code"] == "invalid_intent" and error["details"]["fields"] == {"corner": ["Not a valid integer."]}
+    assert ctx.store.version(created["id"]) == before
