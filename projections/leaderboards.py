@@ -30,8 +30,13 @@ the window.  A casual game, or a rated one that did not count, is listed on
 the pages of the accounts that sat in it, marked ``"rated": false`` (with its
 ``unrated_reason``), and changes no rating.  A seat taken by a name (a casual
 game by names, or one from before accounts) is a guest's: on nobody's page.
-A player's rating is **provisional** until ``PROVISIONAL_GAMES`` counted
-games: shown on the player's page, not on the leaderboard.
+A player's rating is **provisional** until the player is **established**
+(:class:`Trust`: counted games against several distinct opponents who were
+established when each game began, the first of its counted games a day
+before; house bots are established from the start): shown on the player's
+page, not on the leaderboard.  A game moves a player's rating only against
+the opponents that were established when it began, so a ring of fresh
+accounts moves no rating of its members and lists none of them.
 
 Keys (all share the hash tag ``{lb}``: one Redis Cluster slot, so the whole
 update is one transaction)::
@@ -60,7 +65,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from service.adapters.eventstore import EventStore
-from service.domain import counting
+from service.domain import counting, identity
 from service.domain.pipeline import GAME_CREATED
 from service.domain.records import START, Cursor, FinishedRow
 
@@ -81,9 +86,28 @@ FORMAT = "4"
 RECENT = 20
 #: Finished games folded per transaction.
 BATCH = 200
-#: Counted games before a player's rating leaves provisional and is listed on the
-#: leaderboard (docs/LEADERBOARDS.md, "Provisional ratings").
-PROVISIONAL_GAMES = 5
+
+
+@dataclass(frozen=True)
+class Trust:
+    """When a player becomes **established** (docs/LEADERBOARDS.md, "Trust"): at the
+    finish of a counted game that leaves it with at least ``games`` counted games
+    in which an opponent was established when the game began, against at least
+    ``opponents`` distinct such opponents, and at least ``after_s`` seconds after
+    the finish of its first counted game (the games' recorded times: a rebuild
+    decides the same).  House bots are established from the start."""
+
+    games: int = 5
+    opponents: int = 3
+    after_s: int = 24 * 3600
+
+    @property
+    def at_once(self) -> bool:
+        """Every player established from the start (no rule at all)."""
+        return self.games <= 0 and self.opponents <= 0 and self.after_s <= 0
+
+
+TRUST = Trust()
 
 
 @cache
@@ -123,8 +147,23 @@ def pairs_key(game: str) -> str:
 
 
 def provisional(rec: dict[str, Any]) -> bool:
-    """Too few counted games for the rating to be listed."""
-    return int(rec["games"]) < PROVISIONAL_GAMES
+    """The player is not established yet: its rating is not listed (once listed, listed)."""
+    return rec.get("established_at") is None
+
+
+def established_when(rec: dict[str, Any], at: str) -> bool:
+    """The record's player was established at ``at`` (a game's start)."""
+    since = rec.get("established_at")
+    return since is not None and (since == "" or counting.seconds(since) <= counting.seconds(at))
+
+
+def _becomes_established(rec: dict[str, Any], at: str) -> bool:
+    """After a counted game finished at ``at``, the player meets every rule of :data:`TRUST`."""
+    return (
+        rec["vs_established"] >= TRUST.games
+        and len(rec["opponents"]) >= TRUST.opponents
+        and counting.seconds(at) - counting.seconds(rec["first_at"]) >= TRUST.after_s
+    )
 
 
 def dumps(obj: Any) -> str:
@@ -148,7 +187,11 @@ def _board_score(rec: dict[str, Any]) -> float:
     return -rating_of(float(rec["mu"]), float(rec["sigma"])) + 0.0
 
 
-def new_record() -> dict[str, Any]:
+def new_record(player: str = "") -> dict[str, Any]:
+    """A player's record before its first counted game.  A house bot (a handle of the
+    bots' form, which only the operator provisions: ``identity.reserved_handle``) is
+    established from the start (``established_at`` ``""``)."""
+    trusted = TRUST.at_once or (bool(player) and identity.reserved_handle(player))
     return {
         "mu": fixed(model().mu, STATE_DECIMALS),
         "sigma": fixed(model().sigma, STATE_DECIMALS),
@@ -158,6 +201,10 @@ def new_record() -> dict[str, Any]:
         "best": None,
         "last_game": None,
         "last_finished_at": None,
+        "established_at": "" if trusted else None,
+        "first_at": None,
+        "vs_established": 0,
+        "opponents": [],
     }
 
 
@@ -172,6 +219,8 @@ class _Finished:
     scores: list[Any]
     ranks: list[int]
     finished_at: str
+    #: When the game began (its opening's time): who was established then counts.
+    started_at: str = ""
     #: Counts on the leaderboards; otherwise only listed on the players' pages.
     rated: bool = False
     #: Why a game asked to be rated does not count (``service.domain.counting``).
@@ -210,12 +259,64 @@ def _finished(
         scores=[scores.get(str(s)) for s in seats],
         ranks=ranks,
         finished_at=event.received_at or "",
+        started_at=event.opened_at or event.received_at or "",
         # An aborted game (an organiser's abort, the length cap) is unrated, and so is
         # one in which a seat left before its first decision.
         rated=rated and reason is None,
         unrated_reason=reason,
         accounts=accounts,
     )
+
+
+def _rate(
+    records: list[dict[str, Any]], players: list[str], ranks: list[int], trusted: list[bool]
+) -> list[tuple[float, float]]:
+    """Each seat's ``(mu, sigma)`` after the game: Plackett-Luce with the game's ranks
+    (lower is better; equal ranks are a tie), each seat rated against the opponents
+    that were established when the game began only (none: its rating stays).  When
+    every opponent of every seat counts, that is one ``rate()`` of the whole game."""
+    before = [(float(rec["mu"]), float(rec["sigma"])) for rec in records]
+    after = list(before)
+    whole: list[Any] | None = None
+    n = len(records)
+    for seat in range(n):
+        group = [seat] + [o for o in range(n) if o != seat and trusted[o]]
+        if len(group) == 1:
+            continue  # a solitaire result, or nobody established to be rated against
+        if len(group) == n:  # the whole game, in seat order: one rate() for every such seat
+            if whole is None:
+                whole = _rated(before, players, ranks, list(range(n)))
+            team = whole[seat]
+        else:
+            team = _rated(before, players, ranks, group)[0]
+        after[seat] = (team[0].mu, team[0].sigma)
+    return after
+
+
+def _rated(before: list[tuple[float, float]], players: list[str], ranks: list[int], seats: list[int]) -> list[Any]:
+    """openskill's update of ``seats`` (in that order) playing each other with their ranks."""
+    teams = [[model().create_rating(list(before[i]), name=players[i])] for i in seats]
+    return model().rate(teams, ranks=[float(ranks[i]) for i in seats])
+
+
+def _trust(rec: dict[str, Any], established: list[str], finished_at: str) -> None:
+    """Count a counted game towards its player's trust (``established``: its opponents
+    that were established when the game began), and establish the player when it
+    meets every rule of :data:`TRUST`."""
+    if rec.get("first_at") is None:
+        rec["first_at"] = finished_at
+    if established:
+        rec["vs_established"] = rec.get("vs_established", 0) + 1
+        seen = set(rec.get("opponents", []))
+        for opponent in sorted(identity.handle_key(o) for o in established):
+            if len(seen) >= TRUST.opponents:
+                break
+            seen.add(opponent)
+        rec["opponents"] = sorted(seen)
+    rec.setdefault("vs_established", 0)
+    rec.setdefault("opponents", [])
+    if rec.get("established_at") is None and _becomes_established(rec, finished_at):
+        rec["established_at"] = finished_at
 
 
 class _Fold:
@@ -240,7 +341,7 @@ class _Fold:
         key = (game, player)
         if key not in self.records:
             raw = self.pipe.hget(stats_key(game), player)
-            self.records[key] = json.loads(raw) if raw else new_record()
+            self.records[key] = json.loads(raw) if raw else new_record(player)
         return self.records[key]
 
     def count(self, game: str) -> int:
@@ -261,16 +362,14 @@ class _Fold:
             -counting.PAIRING_LIMIT :
         ]
         records = [self.record(f.game, p) for p in f.players]
-        teams = [
-            [model().create_rating([float(rec["mu"]), float(rec["sigma"])], name=p)]
-            for rec, p in zip(records, f.players, strict=True)
-        ]
-        # Plackett-Luce with ranks (lower is better; equal ranks are a tie).
-        # A solitaire result has nobody to be rated against.
-        rated = model().rate(teams, ranks=[float(k) for k in f.ranks]) if len(teams) > 1 else teams
-        for seat, (rec, team) in enumerate(zip(records, rated, strict=True)):
-            rec["mu"] = fixed(team[0].mu, STATE_DECIMALS)
-            rec["sigma"] = fixed(team[0].sigma, STATE_DECIMALS)
+        # Who was established when the game began (before this game changes anyone).
+        trusted = [established_when(rec, f.started_at) for rec in records]
+        rated = _rate(records, f.players, f.ranks, trusted)
+        for seat, rec in enumerate(records):
+            mu, sigma = rated[seat]
+            rec["mu"] = fixed(mu, STATE_DECIMALS)
+            rec["sigma"] = fixed(sigma, STATE_DECIMALS)
+            _trust(rec, [f.players[o] for o in range(len(records)) if o != seat and trusted[o]], f.finished_at)
             # Games with a score: a game that ended because its other seats left (a forfeit)
             # has ranks but no scores, and counts for the rating but not the average.
             scored = rec.get("scored", rec["games"])
@@ -329,7 +428,7 @@ class _Fold:
             by_game.setdefault(game, {})[player] = dumps(rec)
         for game, mapping in by_game.items():
             pipe.hset(stats_key(game), mapping=mapping)
-            # Provisional ratings are not listed (a record's games only grow: once listed, listed).
+            # Provisional ratings are not listed (established for good: once listed, listed).
             listed = {
                 p: _board_score(self.records[(game, p)]) for p in mapping if not provisional(self.records[(game, p)])
             }

@@ -72,6 +72,7 @@ CODES: dict[int, dict[str, str]] = {
         "table_closed": "This table was closed: everyone left it.",
         "table_full": "Every seat of this table is taken.",
         "table_started": "The game of this table has started; resign it instead.",
+        "too_many_bot_games": "An account may have at most … unfinished tables with house bots; finish or leave one.",
         "too_many_tables": "An account may have at most … open tables at once; leave one or wait for one to start.",
         "tournament_exists": "This tournament has already been created.",
         "tournament_not_running": "The tournament is ….",

@@ -379,6 +379,10 @@ class _ContractPlugin(BasePlugin):
         ``date-time`` format and ``game_id`` the ``uuid`` format."""
         _retype(definition)
         _ecma_patterns(definition)
+        if name == "StreamLine":
+            # A board line's ``legal`` is what ``GET /legal`` lists: the same typed intents.
+            legal = definition["properties"]["legal"]
+            legal["items"] = ref("Intent")
         return None
 
     def operation_helper(self, path: str | None = None, operations: dict | None = None, **kwargs: Any) -> None:
@@ -541,16 +545,12 @@ def _operation(op: dict[str, Any], method: str, path: str, path_params: bool) ->
                 "x-line-schema": ref(marked["line"]),
             },
             "text/event-stream": {
-                # One event of the stream, as SSE readers (and schemathesis) parse it.
+                # A text body, as the JSON lines: a generated client hands it over as a
+                # string (an object schema made generators parse the text as one JSON object).
                 "schema": {
-                    "type": "object",
-                    "description": marked["sse"] or f"Server-Sent Events; each `data:` is one `{marked['line']}`.",
-                    "properties": {
-                        "id": {"type": "string"},
-                        "event": {"type": "string"},
-                        "data": {"type": "string", "description": f"one `{marked['line']}` as JSON"},
-                        "retry": {"type": "integer"},
-                    },
+                    "type": "string",
+                    "description": (marked["sse"] or "Server-Sent Events.")
+                    + f" Each event's `data:` is one `{marked['line']}` as JSON (`x-line-schema`).",
                 },
                 "x-line-schema": ref(marked["line"]),
             },

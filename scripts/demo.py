@@ -249,7 +249,7 @@ def print_leaderboards(api: Client, top: int, ours: list[str] | None = None) -> 
                 below.append(rating)
         for e in board["entries"] + sorted(below, key=lambda r: r["position"] or 0):
             avg = "-" if e["average_score"] is None else f"{e['average_score']:.2f}"
-            # A provisional rating has no place yet (docs/LEADERBOARDS.md, "Provisional ratings").
+            # A provisional rating has no place yet (docs/LEADERBOARDS.md, "Trust").
             position = "p" if e.get("position") is None else e["position"]
             print(
                 f"    {position:>3} {e['player']:<24} {e['rating']:>10.4f} {e['mu']:>8.3f} {e['sigma']:>7.3f}"

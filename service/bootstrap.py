@@ -146,7 +146,13 @@ def lobby_service(components: Components, games: GameService) -> LobbyService:
     """Open tables (docs/API.md "Tables"); the join that fills one starts its game."""
     settings = components.settings
     store = Lobby(
-        components.store.pool, settings.pool_timeout, Limits(open_tables_per_account=settings.max_open_tables)
+        components.store.pool,
+        settings.pool_timeout,
+        Limits(
+            open_tables_per_account=settings.max_open_tables,
+            bot_games_per_account=settings.max_bot_games,
+            bot_games_per_organiser=settings.max_bot_games_organiser,
+        ),
     )
     return LobbyService(store, games, partial(unit_of_work, components))
 
@@ -231,6 +237,7 @@ def bootstrap(settings: Settings | None = None) -> Components:
     )
     if redis_roles.is_cluster(queue_r):
         raise ValueError("QD_QUEUE_REDIS_URL must be one Redis server, not a cluster (RQ does not run on one)")
+    redis_roles.check_role(r, settings.read_url, "QD_READ_REDIS_URL" if settings.read_redis_url else "REDIS_URL")
     queue = Queue(settings.queue_name, connection=queue_r)
     # Every engine imported now rather than by the first request or job that
     # needs one (which would take ~100 ms longer than the rest; ``make bench``:

@@ -113,8 +113,8 @@ def _catch_up(ns: argparse.Namespace, settings: Settings) -> int:
 
 
 def _bots(ns: argparse.Namespace, settings: Settings) -> int:
-    """Provision the house bots (idempotent): one account per game and level,
-    keyed from the bot secret (docs/BOTS.md "House bots")."""
+    """Provision the house bots (idempotent): per game and level, one account per
+    seat the game has at most, keyed from the bot secret (docs/BOTS.md "House bots")."""
     from service.adapters.house_bots import HouseBots, levels
     from service.games import registry
 
@@ -123,7 +123,9 @@ def _bots(ns: argparse.Namespace, settings: Settings) -> int:
         return _fail("set QD_BOT_SECRET (or ADMIN_TOKEN): the house bots' keys are derived from it")
     ctx = _components(settings)
     try:
-        bots = HouseBots(ctx.store.pool, settings.pool_timeout).provision(registry.names(), levels(), secret)
+        # As many bots of each level as the game has seats: a table can be filled with them.
+        seats = {game: registry.get(game).max_players for game in registry.names()}
+        bots = HouseBots(ctx.store.pool, settings.pool_timeout).provision(registry.names(), levels(), secret, seats)
     finally:
         ctx.close()
     print(f"{len(bots)} house bot(s): " + ", ".join(b.handle for b in bots))
@@ -382,7 +384,7 @@ COMMANDS: dict[str, tuple[str, Handler, Callable[[argparse.ArgumentParser], Any]
     "migrate": ("create the database if missing and apply migrations", _migrate, _none),
     "rebuild": ("drop and rebuild read models from PostgreSQL", _rebuild, _rebuild_args),
     "catch-up": ("project every game whose read model lags its stream", _catch_up, _none),
-    "bots": ("provision the house bots' accounts, one per game and level (idempotent)", _bots, _none),
+    "bots": ("provision the house bots' accounts, per game and level one per seat (idempotent)", _bots, _none),
     "backup": ("dump the source of truth (events, seeds, accounts...) into one checked file", _backup, _backup_args),
     "restore": ("load a backup file into an EMPTY database (then: rebuild)", _restore, _restore_args),
     "audit": ("run the four audit checks on a game", _audit, _audit_args),

@@ -105,17 +105,28 @@ class Settings:
     limit_accounts_key: str = "10/hour"
     limit_creation: str = "20/minute;500/day"
     limit_creation_key: str = "20/minute;500/day"
-    limit_intents: str = "30/second;1200/minute"
-    limit_intents_key: str = "10/second;600/minute"
+    #: A bot that answers at once sends a whole turn in well under a second (the
+    #: longest turns of the games' playouts are 15 intents): the second's burst holds
+    #: that with room, and the minute's bounds what it may spend.
+    limit_intents: str = "60/second;1200/minute"
+    limit_intents_key: str = "40/second;600/minute"
     limit_reads: str = "60/second;2400/minute"
     limit_reads_key: str = "30/second;1200/minute"
     limit_expensive: str = "10/minute;100/hour"
     limit_expensive_key: str = "10/minute;100/hour"
+    #: Refused requests (a ``4xx`` answer) one client address gets taken back from
+    #: their budget's windows; beyond, a refusal counts like an accepted request.
+    limit_refunds: str = "10/second;600/minute"
     #: Proxies in front of the API that set ``X-Forwarded-For`` (0: none; the
     #: client address is the socket's).
     trusted_proxies: int = 0
     #: Open tables one account may sit at (a player) or have opened (an organiser).
     max_open_tables: int = 10
+    #: Games with house bots a player's tables may have running at once: its open tables
+    #: with a bot seated and its started ones whose game has not finished (docs/BOTS.md).
+    max_bot_games: int = 3
+    #: The same bound for an organiser's tables (tournaments have their own bounds).
+    max_bot_games_organiser: int = 50
     #: Seconds an invitation to a game or a tournament stays open (docs/API.md, "Consent").
     invitation_ttl_s: int = 86400
     #: Invitations one organiser (or the operator) may have pending at once.

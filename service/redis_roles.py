@@ -6,7 +6,8 @@ A read-side URL names a cluster with the query flag ``cluster=1``
 that one, and follows failovers and slot moves (redis-py's ``RedisCluster``).
 The flag is explicit rather than detected (``INFO cluster``) so that building a
 client never needs a connection (nothing connects before a process asks), and
-so that a URL says what it is.  Without the flag a URL is one server.
+so that a URL says what it is.  Without the flag a URL is one server, which a
+process checks once at its start (:func:`check_role`).
 """
 
 from __future__ import annotations
@@ -56,6 +57,23 @@ def connect(url: str, max_connections: int = 64, pool_timeout: float = 5.0, **op
             plain, max_connections=max_connections, timeout=pool_timeout, **options
         )
     )
+
+
+def check_role(r: Any, url: str, variable: str) -> None:
+    """At a process's start: refuse a URL without ``cluster=1`` whose server is a Redis
+    Cluster node (every read would otherwise answer ``MOVED``, a 503 each time), saying
+    what to add.  A server that cannot be reached yet is left to the usual retries."""
+    if is_cluster(r):
+        return
+    try:
+        enabled = r.info("cluster").get("cluster_enabled")
+    except (redis.RedisError, OSError):
+        return
+    if enabled:
+        flagged = url + ("&" if urlsplit(url).query else "?") + "cluster=1"
+        raise ValueError(
+            f"{variable} names a Redis Cluster node but not a cluster: add the flag 'cluster=1' ({flagged})"
+        )
 
 
 def connect_one(url: str, **options: Any) -> Any:

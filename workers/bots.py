@@ -5,9 +5,12 @@ What tells a bot to act is what tells any client: its account stream's
 on the account's channel), and, when the worker starts and every
 ``QD_BOT_RESYNC_SECONDS``, the turns an account stream starts with (its active
 games where it is to act now), for what pub/sub may have dropped.  Each turn
-becomes one job on the ``bots`` queue (:func:`act`), at most one waiting per
-(game, bot): :func:`request_turn` marks it pending first, and the queue has a cap
-(``QD_BOT_QUEUE_MAX``).
+waits in its account's line (the person or organiser whose game it is:
+:func:`account_of`) and enqueues one job on the ``bots`` queue
+(:func:`act_next`), which runs the next turn of the next account in a ring, so
+the bots serve accounts round-robin and one account's many games never starve
+another's; at most one turn waits per (game, bot): :func:`request_turn` marks it
+pending first, and the queue has a cap (``QD_BOT_QUEUE_MAX``).
 
 A job reads the bot's seat's board and legal intents from the read side (the
 game's read model in Redis, one ``HMGET``, exactly what ``GET /v1/games/{id}``
@@ -39,10 +42,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
-from rq import Queue, Retry
+from rq import Queue, Retry, get_current_job
 
 from projections import game_lists, keys, publish
 from schemas.intents import parse_intent
+from service import metrics as service_metrics
 from service.adapters.accounts import AccountStore
 from service.adapters.house_bots import HouseBot, HouseBots
 from service.bootstrap import game_service, rate_limits, rq_connection
@@ -74,13 +78,77 @@ def pending_key(game_id: str, handle: str) -> str:
 
 def request_turn(r: redis.Redis, queue: Queue, game_id: str, handle: str, queue_max: int) -> bool:
     """Enqueue a job for ``handle``'s turn in ``game_id`` unless one waits already
-    or the queue is at its cap; whether one was enqueued."""
+    or the queue is at its cap; whether one was enqueued.
+
+    The turn waits in its account's line (:func:`account_of`) and the job takes the
+    next turn of the next account in the ring (:func:`act_next`): the jobs are served
+    round-robin over accounts, so many games of one account never starve another's."""
     if queue.count >= queue_max:
         return False
     if not r.set(pending_key(game_id, handle), "1", nx=True, ex=PENDING_TTL):
         return False
-    queue.enqueue(ACT_JOB, game_id, handle, retry=RETRY, result_ttl=0, failure_ttl=3600)
+    fair = FairLine(queue)
+    fair.push(account_of(r, game_id), game_id, handle)
+    queue.enqueue(NEXT_JOB, queue.name, retry=RETRY, result_ttl=0, failure_ttl=3600)
     return True
+
+
+def account_of(r: redis.Redis, game_id: str) -> str:
+    """The account whose line a game's bot turns wait in: the organiser who created the
+    game, else the first (by handle) of its seats that are not house bots; ``""`` for a
+    game whose read model is not there yet."""
+    info = r.hget(keys.game(game_id), "info")
+    if info is None:
+        return ""
+    created = json.loads(info)
+    if created.get("created_by"):
+        return identity.handle_key(str(created["created_by"]))
+    people = [identity.handle_key(p) for p in created.get("players") or () if not identity.reserved_handle(p)]
+    return min(people, default="")
+
+
+#: The job that runs the next turn of the fair line of a queue (by name).
+NEXT_JOB = "workers.bots.act_next"
+
+# Atomic on the queue's Redis (a plain Redis, never a cluster: docs/SCALING.md).
+_PUSH = """
+redis.call('RPUSH', KEYS[3], ARGV[2])
+if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then redis.call('RPUSH', KEYS[1], ARGV[1]) end
+return 1
+"""
+_POP = """
+local owner = redis.call('LPOP', KEYS[1])
+if not owner then return false end
+local line = ARGV[1] .. owner
+local turn = redis.call('LPOP', line)
+if redis.call('LLEN', line) > 0 then redis.call('RPUSH', KEYS[1], owner) else redis.call('SREM', KEYS[2], owner) end
+if not turn then return false end
+return turn
+"""
+
+
+class FairLine:
+    """The bots' turns, one line per account, and the ring of accounts with turns
+    waiting (a list, and a set of its members), in the queue's Redis."""
+
+    def __init__(self, queue: Queue):
+        self.r = queue.connection
+        self.prefix = f"bots:fair:{queue.name}:"
+        self.ring, self.members = self.prefix + "ring", self.prefix + "members"
+
+    def line(self, account: str) -> str:
+        return f"{self.prefix}line:{account}"
+
+    def push(self, account: str, game_id: str, handle: str) -> None:
+        self.r.eval(_PUSH, 3, self.ring, self.members, self.line(account), account, f"{game_id} {handle}")
+
+    def pop(self) -> tuple[str, str] | None:
+        """The next turn of the next account in the ring (that account goes to its end)."""
+        turn = self.r.eval(_POP, 2, self.ring, self.members, self.prefix + "line:")
+        if not turn:
+            return None
+        game_id, handle = (turn.decode() if isinstance(turn, bytes) else turn).split(" ", 1)
+        return game_id, handle
 
 
 # -- acting -----------------------------------------------------------------------
@@ -122,6 +190,8 @@ class Actor:
         try:
             answer = self._post(bot, game_id, intent, version)
         except DomainError as exc:
+            # Counted as the API counts a client's intent (qd_intents_total).
+            service_metrics.INTENTS.labels("refused", exc.code).inc()
             # Lost the version race (another seat chose first, or another worker
             # acted): the projection of that intent announces the bot's next turn,
             # if it still has one, and that brings a job of its own.  Or refused
@@ -129,6 +199,7 @@ class Actor:
             # ended meanwhile).  Either way, nothing to retry here.
             log.info("bot %s: game %s v%d not recorded (%s)", handle, game_id, version, exc.code)
             return Outcome("raced" if exc.code == "version_conflict" else "refused", version, cpu_ms)
+        service_metrics.INTENTS.labels("accepted", "ok").inc()
         log.info("bot %s: game %s v%d decided in %.1f ms CPU", handle, game_id, version, cpu_ms)
         return Outcome("replayed" if answer.get("replayed") else "posted", version, cpu_ms)
 
@@ -265,6 +336,24 @@ def act(game_id: str, handle: str) -> str:
         raise
     metrics.BOT_JOBS.labels(outcome.action).inc()
     return outcome.action
+
+
+def act_next(queue_name: str) -> str:
+    """The job: act for the next turn of the fair line of ``queue_name`` (:class:`FairLine`).
+    A job that fails gives its turn back to its account's line, for its retry."""
+    ctx = context.get()
+    job = get_current_job()
+    queue = Queue(queue_name, connection=job.connection if job is not None else ctx.queue.connection)
+    fair = FairLine(queue)
+    turn = fair.pop()
+    if turn is None:
+        return "empty"
+    game_id, handle = turn
+    try:
+        return act(game_id, handle)
+    except Exception:
+        fair.push(account_of(ctx.redis, game_id), game_id, handle)
+        raise
 
 
 # -- hearing turns -----------------------------------------------------------------

@@ -32,21 +32,23 @@ def _schema(command: type[c.Command], **schema_fields: fields.Field) -> type[Sch
     return type(f"{command.__name__}Schema", (Schema,), attrs)
 
 
-ChooseCornerSchema = _schema(c.ChooseCorner, corner=fields.Integer(required=True, validate=validate.Range(0, 3)))
+ChooseCornerSchema = _schema(
+    c.ChooseCorner, corner=fields.Integer(required=True, strict=True, validate=validate.Range(0, 3))
+)
 ChooseCrewSchema = _schema(c.ChooseCrew, crew=fields.String(required=True, validate=_CREW))
-PlaceMarkerSchema = _schema(c.PlaceMarker, space=fields.Integer(required=True, validate=_SPACE))
+PlaceMarkerSchema = _schema(c.PlaceMarker, space=fields.Integer(required=True, strict=True, validate=_SPACE))
 SailShipSchema = _schema(c.SailShip, direction=fields.String(required=True, validate=_DIRECTION))
 DropAnchorSchema = _schema(c.DropAnchor)
 ExploreSchema = _schema(
     c.Explore,
-    row=fields.Integer(required=True, validate=_CELL),
-    col=fields.Integer(required=True, validate=_CELL),
+    row=fields.Integer(required=True, strict=True, validate=_CELL),
+    col=fields.Integer(required=True, strict=True, validate=_CELL),
     treasure=fields.String(required=True, validate=_COLOUR),
 )
 PerformActionSchema = _schema(
     c.PerformAction, option=fields.String(load_default="", validate=validate.OneOf(["", "science", "card"]))
 )
-BuyMovesSchema = _schema(c.BuyMoves, spaces=fields.Integer(required=True, validate=validate.OneOf([1, 2])))
+BuyMovesSchema = _schema(c.BuyMoves, spaces=fields.Integer(required=True, strict=True, validate=validate.OneOf([1, 2])))
 BuyTurnsSchema = _schema(c.BuyTurns)
 BuyTreasureMoveSchema = _schema(c.BuyTreasureMove)
 BuyTreasureSchema = _schema(c.BuyTreasure)
@@ -62,14 +64,14 @@ PlaceTreasureSchema = _schema(
     treasure=fields.String(required=True, validate=_PIECE),
     area=fields.String(required=True, validate=_AREA),
     crew=fields.String(load_default="", validate=_HOLD_CREW),
-    slot=fields.Integer(load_default=0, validate=_SLOT),
+    slot=fields.Integer(load_default=0, strict=True, validate=_SLOT),
 )
 UnloadTreasureSchema = _schema(
     c.UnloadTreasure,
     treasure=fields.String(required=True, validate=_PIECE),
     area=fields.String(required=True, validate=validate.OneOf(["storage", "hold"])),
     crew=fields.String(load_default="", validate=_HOLD_CREW),
-    slot=fields.Integer(load_default=0, validate=_SLOT),
+    slot=fields.Integer(load_default=0, strict=True, validate=_SLOT),
 )
 TakeGemSchema = _schema(c.TakeGem)
 ExchangeTreasuresSchema = _schema(c.ExchangeTreasures, treasure=fields.String(required=True, validate=_COLOUR))

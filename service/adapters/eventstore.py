@@ -518,7 +518,7 @@ class EventStore(Pooled):
         (docs/PERFORMANCE.md, "Rebuild reads")."""
         q = (
             "SELECT events.tx_id::text, events.position, events.game_id::text, events.data,"
-            f" coalesce(events.meta, ({_META_BEFORE_ROW}))->>'received_at', o.type, o.data"
+            f" coalesce(events.meta, ({_META_BEFORE_ROW}))->>'received_at', o.type, o.data, o.meta->>'received_at'"
             " FROM events JOIN events o ON o.game_id = events.game_id AND o.seq = 1"
             " WHERE (events.tx_id, events.position) > (%s::xid8, %s)"
             " AND events.tx_id < pg_snapshot_xmin(pg_current_snapshot())"
@@ -527,7 +527,7 @@ class EventStore(Pooled):
             " ORDER BY events.tx_id, events.position LIMIT %s"
         )
         rows = self._fetch(q, (after[0], after[1], limit))
-        return [FinishedRow((r[0], r[1]), r[2], r[3], r[4], r[5], r[6]) for r in rows]
+        return [FinishedRow((r[0], r[1]), r[2], r[3], r[4], r[5], r[6], r[7]) for r in rows]
 
     def feed_positions(self, after: Cursor = START, limit: int = 1000) -> list[tuple[Cursor, str, int]]:
         """:meth:`read_all` reduced to ``(cursor, game_id, seq)``: all a

@@ -1,7 +1,10 @@
 """House bots' accounts (docs/BOTS.md "House bots"; migration 0010).
 
-A house bot is an account of kind ``bot``, one per game and level, named
-``<game>-bot-<level>`` (``service.domain.identity.bot_handle``).  The operator
+A house bot is an account of kind ``bot``: for each game and level, as many as
+the game has seats at most (so a table can be filled with bots of one level),
+numbered from 1 and named ``<game>-bot-<level>`` (instance 1) or
+``<game>-bot-<level>-<n>`` (``service.domain.identity.bot_handle``): a seat is
+held by one account, so two bots of a level at a table are two accounts.  The operator
 provisions them (``make bots``, which ``make run`` calls at start): each is
 created if missing and (re)keyed with the key derived from the operator's bot
 secret (``identity.bot_key``), so the worker that acts for a bot derives the
@@ -14,7 +17,7 @@ seated by handle, is rated, and acts with its key through the command path.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +35,8 @@ class HouseBot:
     handle: str
     game: str
     level: int
+    #: Its number among the bots of its game and level (1: the one ``GET /v1/bots`` lists).
+    instance: int = 1
 
     @property
     def account(self) -> Account:
@@ -57,14 +62,17 @@ def level(n: int) -> Any:
 
 
 _SELECT = (
-    "SELECT a.account_id::text, a.handle, b.game, b.level"
+    "SELECT a.account_id::text, a.handle, b.game, b.level, b.instance"
     " FROM house_bots b JOIN accounts a USING (account_id) WHERE a.kind = 'bot'"
 )
 
 
 class HouseBots(Pooled):
-    def provision(self, games: Iterable[str], levels: Iterable[int], secret: str) -> list[HouseBot]:
-        """Create (or re-key) the house bot of every game and level; the bots, in order.
+    def provision(
+        self, games: Iterable[str], levels: Iterable[int], secret: str, seats: Mapping[str, int] | None = None
+    ) -> list[HouseBot]:
+        """Create (or re-key) the house bots of every game and level, ``seats[game]`` of
+        each (the game's most seats; 1 for a game not in ``seats``); the bots, in order.
 
         A handle of the bots' form is reserved (``identity.reserved_handle``), so
         only an account that predates this migration can hold one: that is a
@@ -75,14 +83,15 @@ class HouseBots(Pooled):
             with self._conn() as conn, conn.transaction():
                 for game in games:
                     for level in levels:
-                        bots.append(self._provision_one(conn, game, level, secret))
+                        for instance in range(1, max(1, (seats or {}).get(game, 1)) + 1):
+                            bots.append(self._provision_one(conn, game, level, instance, secret))
         except psycopg.OperationalError as exc:
             raise StoreUnavailable(str(exc)) from exc
         return bots
 
     @staticmethod
-    def _provision_one(conn: psycopg.Connection, game: str, level: int, secret: str) -> HouseBot:
-        handle = identity.bot_handle(game, level)
+    def _provision_one(conn: psycopg.Connection, game: str, level: int, instance: int, secret: str) -> HouseBot:
+        handle = identity.bot_handle(game, level, instance)
         key_hash = identity.hash_key(identity.bot_key(secret, handle))
         row = conn.execute(
             "SELECT account_id, kind FROM accounts WHERE handle_key = %s FOR UPDATE", (identity.handle_key(handle),)
@@ -102,20 +111,31 @@ class HouseBots(Pooled):
                 (key_hash, account_id, key_hash),
             )
         conn.execute(
-            "INSERT INTO house_bots (account_id, game, level) VALUES (%s, %s, %s) ON CONFLICT (account_id) DO NOTHING",
-            (account_id, game, level),
+            "INSERT INTO house_bots (account_id, game, level, instance) VALUES (%s, %s, %s, %s)"
+            " ON CONFLICT (account_id) DO NOTHING",
+            (account_id, game, level, instance),
         )
-        return HouseBot(str(account_id), handle, game, level)
+        return HouseBot(str(account_id), handle, game, level, instance)
 
     def all(self) -> list[HouseBot]:
-        """Every house bot, by game and level."""
-        rows = self._fetch(_SELECT + " ORDER BY b.game, b.level", ())
+        """Every house bot, by game, level and instance."""
+        rows = self._fetch(_SELECT + " ORDER BY b.game, b.level, b.instance", ())
+        return [HouseBot(*row) for row in rows]
+
+    def listed(self) -> list[HouseBot]:
+        """The first bot of every game and level (what ``GET /v1/bots`` lists)."""
+        rows = self._fetch(_SELECT + " AND b.instance = 1 ORDER BY b.game, b.level", ())
         return [HouseBot(*row) for row in rows]
 
     def of(self, game: str, level: int) -> HouseBot | None:
-        """The house bot of ``game`` and ``level``, if provisioned."""
-        rows = self._fetch(_SELECT + " AND b.game = %s AND b.level = %s", (game, level))
+        """The first house bot of ``game`` and ``level``, if provisioned."""
+        rows = self._fetch(_SELECT + " AND b.game = %s AND b.level = %s ORDER BY b.instance LIMIT 1", (game, level))
         return HouseBot(*rows[0]) if rows else None
+
+    def every(self, game: str, level: int) -> list[HouseBot]:
+        """The house bots of ``game`` and ``level``, by instance."""
+        rows = self._fetch(_SELECT + " AND b.game = %s AND b.level = %s ORDER BY b.instance", (game, level))
+        return [HouseBot(*row) for row in rows]
 
     def by_handle(self, handle: str) -> HouseBot | None:
         rows = self._fetch(_SELECT + " AND a.handle_key = %s", (identity.handle_key(handle),))

@@ -49,6 +49,9 @@ def table_not_found() -> NotFound:
 class Limits:
     #: Open tables a player may sit at, and an organiser may have opened, at once.
     open_tables_per_account: int = 10
+    #: Tables with house bots a player's key (an organiser's) may have running at once.
+    bot_games_per_account: int = 3
+    bot_games_per_organiser: int = 50
 
 
 class Lobby(Pooled):
@@ -146,28 +149,71 @@ class Lobby(Pooled):
             # Its last seat went to someone else (whose join started it).
             raise Conflicting("table_full", "Every seat of this table is taken.", {"game_id": table["game_id"]})
 
-    def seat_bot(self, conn: psycopg.Connection, table_id: str, caller: Account, bot: Account) -> dict[str, Any]:
+    def seat_bot(self, conn: psycopg.Connection, table_id: str, caller: Account, bots: list[Account]) -> dict[str, Any]:
         """Seat a house bot at an open table (docs/API.md "House bots"), its row
         locked until ``conn``'s transaction ends: the table's owner or its organiser
-        asks, with no invitation (a house bot plays whoever asks it).
+        asks, with no invitation (a house bot plays whoever asks it).  ``bots``: the
+        bots of the level asked for, by instance; the first not yet at the table sits.
 
-        The bot's open seats are bounded by the cap of the one who seats it
-        (an account has at most ``open_tables_per_account`` open tables, and a
-        bot sits once at a table), not by a cap of the bot's own: a house bot
-        is shared, and one account must not be able to take every open seat
-        it has."""
+        The bot's open seats are bounded by the caps of the one who seats it (an
+        account has at most ``open_tables_per_account`` open tables, and at most
+        ``bot_games_per_account`` tables with bots not yet finished), not by a cap of
+        the bot's own: a house bot is shared, and one account must not be able to
+        take every seat it has, nor keep the bots busy with games nobody plays."""
         table = self._locked(conn, table_id)
         if table["creator_id"] != caller.account_id:
             raise Forbidden("not_your_table", "Only the table's owner (or its organiser) may seat a house bot.")
-        if self._sits_at(table, bot.handle):
-            raise Conflicting("already_seated", "This house bot already sits at this table.")
         self._check_free_seat(table)
+        free = [b for b in bots if not self._sits_at(table, b.handle)]
+        if not free:
+            raise Conflicting("already_seated", "Every house bot of this level already sits at this table.")
+        if not self._has_bot(conn, table_id):
+            # One table at a time per account, so the bound holds under a flood.
+            conn.execute("SELECT 1 FROM accounts WHERE account_id = %s FOR UPDATE", (caller.account_id,))
+            self._check_bot_games(conn, caller)
+        bot = free[0]
         conn.execute(
             "INSERT INTO lobby_seats (table_id, account_id, handle) VALUES (%s, %s, %s)",
             (table_id, bot.account_id, bot.handle),
         )
+        conn.execute("UPDATE lobby_tables SET bots_busy = true WHERE table_id = %s AND NOT bots_busy", (table_id,))
         table["players"] = [*table["players"], bot.handle]
         return table
+
+    @staticmethod
+    def _has_bot(conn: psycopg.Connection, table_id: str) -> bool:
+        row = conn.execute(
+            "SELECT 1 FROM lobby_seats s JOIN accounts a USING (account_id) WHERE s.table_id = %s AND a.kind = 'bot'"
+            " LIMIT 1",
+            (table_id,),
+        ).fetchone()
+        return row is not None
+
+    def bot_games(self, conn: psycopg.Connection, account: Account) -> int:
+        """The tables ``account`` opened that have a house bot and have not finished:
+        open ones, and started ones whose game's last event is not ``GameFinished``.
+        Those found closed or finished are unmarked (``bots_busy``) on the way, so the
+        count reads an account's busy tables only, never its whole history."""
+        rows = conn.execute(
+            "SELECT t.table_id, t.status = 'open' OR (t.status = 'started' AND coalesce((SELECT e.type FROM events e"
+            "   WHERE e.game_id = t.game_id ORDER BY e.seq DESC LIMIT 1), '') <> 'GameFinished')"
+            " FROM lobby_tables t WHERE t.creator_id = %s AND t.bots_busy",
+            (account.account_id,),
+        ).fetchall()
+        done = [table_id for table_id, busy in rows if not busy]
+        if done:
+            conn.execute("UPDATE lobby_tables SET bots_busy = false WHERE table_id = ANY(%s)", (done,))
+        return len(rows) - len(done)
+
+    def _check_bot_games(self, conn: psycopg.Connection, account: Account) -> None:
+        cap = self.limits.bot_games_per_organiser if account.is_organiser else self.limits.bot_games_per_account
+        n = self.bot_games(conn, account)
+        if n >= cap:
+            raise Conflicting(
+                "too_many_bot_games",
+                f"An account may have at most {cap} unfinished tables with house bots; finish or leave one.",
+                {"bot_games": n, "limit": cap},
+            )
 
     def leave(self, conn: psycopg.Connection, table_id: str, account: Account) -> dict[str, Any]:
         """Stand up from an open table.  A player's table that nobody sits at

@@ -29,60 +29,103 @@ BUDGETS = (ACCOUNTS, CREATION, INTENTS, READS, EXPENSIVE)
 
 #: One client's windows, checked and counted together (``limits``' sliding-window
 #: counter, as its own ``acquire_sliding_window.lua`` does for one window, with the
-#: reset time its ``get_window_stats`` gives a refused one).  KEYS: each window's
-#: previous and current counter; ARGV: each window's amount and length in seconds.
-#: Returns, per window, -1 if the request fits in it, else the milliseconds until it
-#: frees a request.  All or nothing: the request is counted in every window only if
-#: it fits in every one of them (a refused request spends no budget).
-ACQUIRE = """
-local out, counts, fits = {}, {}, true
-for i = 1, #ARGV / 2 do
-  local previous_key, current_key = KEYS[2 * i - 1], KEYS[2 * i]
-  local limit = tonumber(ARGV[2 * i - 1])
-  local expiry = tonumber(ARGV[2 * i]) * 1000
-  local current_ttl = tonumber(redis.call('pttl', current_key))
-  if current_ttl > 0 and current_ttl < expiry then
-    -- the current window has ended: it becomes the previous one
-    redis.call('rename', current_key, previous_key)
-    redis.call('set', current_key, 0, 'PX', current_ttl + expiry)
-  end
-  local previous_count = tonumber(redis.call('get', previous_key)) or 0
-  local previous_ttl = math.max(0, tonumber(redis.call('pttl', previous_key)))
-  local current_count = tonumber(redis.call('get', current_key)) or 0
-  current_ttl = math.max(0, tonumber(redis.call('pttl', current_key)))
-  local weighted = math.floor(previous_count * previous_ttl / expiry) + current_count
-  if limit >= 1 and weighted + 1 <= limit then
-    out[i] = -1
-  else
-    fits = false
-    local reset = math.huge
-    if previous_count > 0 then reset = math.min(reset, previous_ttl % (expiry / previous_count)) end
-    if current_count > 0 then reset = math.min(reset, current_ttl % expiry) end
-    if reset == math.huge then reset = 0 end
-    out[i] = math.floor(reset)
-  end
-end
-if fits then
-  for i = 1, #ARGV / 2 do
-    local current_key = KEYS[2 * i]
-    if redis.call('exists', current_key) == 1 then
-      redis.call('incrby', current_key, 1)
+#: reset time its ``get_window_stats`` gives a refused one).  ``acquire(keys, args)``:
+#: keys, each window's previous and current counter; args, each window's amount and
+#: length in seconds.  Returns, per window, -1 if the request fits in it, else the
+#: milliseconds until it frees a request, and whether it fitted.  All or nothing: the
+#: request is counted in every window only if it fits in every one of them (a refused
+#: request spends no budget).
+_ACQUIRE_FUNCTION = """
+local function acquire(keys, args)
+  local out, fits = {}, true
+  for i = 1, #args / 2 do
+    local previous_key, current_key = keys[2 * i - 1], keys[2 * i]
+    local limit = tonumber(args[2 * i - 1])
+    local expiry = tonumber(args[2 * i]) * 1000
+    local current_ttl = tonumber(redis.call('pttl', current_key))
+    if current_ttl > 0 and current_ttl < expiry then
+      -- the current window has ended: it becomes the previous one
+      redis.call('rename', current_key, previous_key)
+      redis.call('set', current_key, 0, 'PX', current_ttl + expiry)
+    end
+    local previous_count = tonumber(redis.call('get', previous_key)) or 0
+    local previous_ttl = math.max(0, tonumber(redis.call('pttl', previous_key)))
+    local current_count = tonumber(redis.call('get', current_key)) or 0
+    current_ttl = math.max(0, tonumber(redis.call('pttl', current_key)))
+    local weighted = math.floor(previous_count * previous_ttl / expiry) + current_count
+    if limit >= 1 and weighted + 1 <= limit then
+      out[i] = -1
     else
-      redis.call('set', current_key, 1, 'PX', tonumber(ARGV[2 * i]) * 2000)
+      fits = false
+      local reset = math.huge
+      if previous_count > 0 then reset = math.min(reset, previous_ttl % (expiry / previous_count)) end
+      if current_count > 0 then reset = math.min(reset, current_ttl % expiry) end
+      if reset == math.huge then reset = 0 end
+      out[i] = math.floor(reset)
     end
   end
+  if fits then
+    for i = 1, #args / 2 do
+      local current_key = keys[2 * i]
+      if redis.call('exists', current_key) == 1 then
+        redis.call('incrby', current_key, 1)
+      else
+        redis.call('set', current_key, 1, 'PX', tonumber(args[2 * i]) * 2000)
+      end
+    end
+  end
+  return out, fits
 end
-return out
 """
 
-#: Takes back a request counted for one client (KEYS: its windows' current
-#: counters) when another client of the same request was refused.
-REFUND = """
-for i = 1, #KEYS do
+#: KEYS, ARGV: as ``acquire``'s.  Returns its answer per window.
+ACQUIRE = (
+    _ACQUIRE_FUNCTION
+    + """
+local out = acquire(KEYS, ARGV)
+return out
+"""
+)
+
+#: Takes back a request counted for one client (its windows' current counters: the
+#: last KEYS), when another client of the same request was refused (ARGV: just 0), or
+#: when the request was refused after it was counted (a 4xx answer): then the first
+#: 2 * ARGV[1] KEYS and the next ARGV are the refunds' windows (as ``acquire``'s), and
+#: the request is taken back only if it fits in them.  Returns 1 if it was taken back.
+#: A window that ended meanwhile has moved its count to the previous counter, which is
+#: left to age out: the refund is then partial, never more than the request.
+REFUND = (
+    _ACQUIRE_FUNCTION
+    + """
+local n = tonumber(ARGV[1])
+if n > 0 then
+  local keys, args = {}, {}
+  for i = 1, 2 * n do
+    keys[i] = KEYS[i]
+    args[i] = ARGV[i + 1]
+  end
+  local _, fits = acquire(keys, args)
+  if not fits then return 0 end
+end
+for i = 2 * n + 1, #KEYS do
   if (tonumber(redis.call('get', KEYS[i])) or 0) > 0 then redis.call('decrby', KEYS[i], 1) end
 end
-return 0
+return 1
 """
+)
+
+#: The pseudo-budget that bounds how many refused requests one address gets back.
+REFUNDS = "refunds"
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """A request counted in its budget's windows (:meth:`RateLimits.check`), to take back
+    if it is refused (:meth:`RateLimits.refund`)."""
+
+    budget: str
+    address: str
+    key: str
 
 
 class RateLimited(Exception):
@@ -124,20 +167,21 @@ class RateLimits:
             for budget in BUDGETS
             for per_key in (False, True)
         }
-        self.memory = SlidingWindowCounterRateLimiter(MemoryStorage())
+        self.refund_windows = tuple(_Window(REFUNDS, False, item) for item in _parse_value(settings.limit_refunds))
+        self.memory_storage = MemoryStorage()
+        self.memory = SlidingWindowCounterRateLimiter(self.memory_storage)
         self._lock = threading.Lock()
         self._redis_after = 0.0
         self._backoff = self.FIRST_BACKOFF
 
-    def check(self, budget: str, address: str, key: str) -> None:
+    def check(self, budget: str, address: str, key: str) -> Reservation | None:
         """Count a request of ``budget`` from ``address`` (and credential ``key``,
-        "" for none) in every window; :class:`RateLimited` if any is full."""
-        clients = [(f"a:{address}", self.windows[budget, False])]
-        if key:
-            clients.append((key, self.windows[budget, True]))
-        clients = [(who, windows) for who, windows in clients if windows]
+        "" for none) in every window; :class:`RateLimited` if any is full.  The
+        request is counted before it runs, so concurrent requests never overrun a
+        window; what is returned takes it back if it is refused (:meth:`refund`)."""
+        clients = self._clients(budget, address, key)
         if not clients:
-            return
+            return None
         if time.monotonic() >= self._redis_after:
             try:
                 resets = self._in_redis(clients)
@@ -145,8 +189,67 @@ class RateLimits:
                 self._redis_failed()
             else:
                 self._backoff = self.FIRST_BACKOFF
-                return self._verdict(clients, resets)
+                self._verdict(clients, resets)
+                return Reservation(budget, address, key)
         self._verdict(clients, self._in_memory(clients))
+        return Reservation(budget, address, key)
+
+    def refund(self, reservation: Reservation) -> bool:
+        """Take back a request that was counted and then refused (a ``4xx`` answer: only
+        accepted requests spend a budget), from every window it was counted in, as long
+        as its address has refunds left (``QD_LIMIT_REFUNDS``; beyond, a refusal counts
+        like an accepted request, so a flood of refused requests stays bounded by the
+        budgets).  Whether it was taken back."""
+        clients = self._clients(reservation.budget, reservation.address, reservation.key)
+        if not clients:
+            return False
+        if time.monotonic() >= self._redis_after:
+            try:
+                return self._refund_in_redis(reservation.address, clients)
+            except (redis.RedisError, *redis_roles.CLUSTER_ERRORS):
+                self._redis_failed()
+        return self._refund_in_memory(reservation.address, clients)
+
+    def _clients(self, budget: str, address: str, key: str) -> list[tuple[str, tuple[_Window, ...]]]:
+        clients = [(f"a:{address}", self.windows[budget, False])]
+        if key:
+            clients.append((key, self.windows[budget, True]))
+        return [(who, windows) for who, windows in clients if windows]
+
+    def _current(self, who: str, w: _Window) -> str:
+        return f"{self.prefix}:{{{who}}}:{w.suffix}"
+
+    def _refund_in_redis(self, address: str, clients: list[tuple[str, tuple[_Window, ...]]]) -> bool:
+        # The address's refunds share its hash tag: checked and taken back in one script.
+        who = f"a:{address}"
+        keys: list[str] = []
+        args: list[int] = [len(self.refund_windows)]
+        for w in self.refund_windows:
+            current = self._current(who, w)
+            keys += (f"{current}/-1", current)
+            args += (w.item.amount, w.item.get_expiry())
+        own = dict(clients).get(who, ())
+        if not self.redis.eval(REFUND, len(keys) + len(own), *keys, *[self._current(who, w) for w in own], *args):
+            return False
+        for other, windows in clients:
+            if other != who:
+                current = [self._current(other, w) for w in windows]
+                self.redis.eval(REFUND, len(current), *current, 0)
+        return True
+
+    def _refund_in_memory(self, address: str, clients: list[tuple[str, tuple[_Window, ...]]]) -> bool:
+        who = f"a:{address}"
+        if not all(self.memory.test(w.item, who, w.suffix) for w in self.refund_windows):
+            return False
+        for w in self.refund_windows:
+            self.memory.hit(w.item, who, w.suffix)
+        storage = self.memory_storage
+        for other, windows in clients:
+            for w in windows:
+                expiry = w.item.get_expiry()
+                _, current = storage.sliding_window_keys(w.item.key_for(other, w.suffix), expiry, time.time())
+                storage.decr(current)
+        return True
 
     def _in_redis(self, clients: list[tuple[str, tuple[_Window, ...]]]) -> list[list[int]]:
         calls = []
@@ -154,7 +257,7 @@ class RateLimits:
             keys: list[str] = []
             args: list[int] = []
             for w in windows:
-                current = f"{self.prefix}:{{{who}}}:{w.suffix}"
+                current = self._current(who, w)
                 keys += (f"{current}/-1", current)
                 args += (w.item.amount, w.item.get_expiry())
             calls.append((keys, args))
@@ -169,7 +272,7 @@ class RateLimits:
             if counted:
                 with self.redis.pipeline(transaction=False) as pipe:
                     for current in counted:
-                        pipe.eval(REFUND, len(current), *current)
+                        pipe.eval(REFUND, len(current), *current, 0)
                     pipe.execute()
         return resets
 
@@ -222,5 +325,8 @@ class RateLimits:
 
 
 def _parse(settings: Settings, budget: str, per_key: bool) -> list[RateLimitItem]:
-    value = getattr(settings, f"limit_{budget}{'_key' if per_key else ''}")
+    return _parse_value(getattr(settings, f"limit_{budget}{'_key' if per_key else ''}"))
+
+
+def _parse_value(value: str) -> list[RateLimitItem]:
     return [] if value.strip().lower() in ("", "none", "off") else parse_many(value)

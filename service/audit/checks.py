@@ -307,6 +307,8 @@ def redecide(game_id: str, events: Sequence[StoredEvent], seed: bytes | None, se
                     at,
                     # The length cap the game was created with (pipeline.cap_length).
                     max_events=created.get("max_events"),
+                    # The house bots it was created with (pipeline.unattended).
+                    house_bots=pipeline.bot_seats(created),
                 )
                 if canonical.canonical(command.to_json()) != canonical.canonical(raw):
                     return diverge(rec.seq, "intent", "the recorded intent is not in canonical form", intent=raw)

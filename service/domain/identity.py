@@ -48,8 +48,8 @@ BOT = "bot"
 KINDS = (PLAYER, ORGANISER, BOT)
 #: Kinds that sit in games' seats.
 SEATED_KINDS = (PLAYER, BOT)
-#: House bots' handles: ``<game>-bot-<level>``; nobody else may take one.
-BOT_HANDLE = re.compile(r"[A-Za-z0-9_-]*-bot-[0-9]+")
+#: House bots' handles: ``<game>-bot-<level>`` and ``<game>-bot-<level>-<n>``; nobody else may take one.
+BOT_HANDLE = re.compile(r"[A-Za-z0-9_-]*-bot-[0-9]+(?:-[0-9]+)?")
 #: Games whose name is too long for a handle with ``-bot-<level>`` get a short one.
 _BOT_PREFIX = {"nautilus-industries": "nautilus-ind"}
 
@@ -80,10 +80,13 @@ def same_name(names: Sequence[str]) -> list[str]:
     return repeated
 
 
-def bot_handle(game: str, level: int) -> str:
+def bot_handle(game: str, level: int, instance: int = 1) -> str:
     """The handle of ``game``'s house bot of ``level``, e.g. ``nauticus-bot-2``
-    (``nautilus-ind-bot-2``: a handle has at most 24 characters)."""
-    return f"{_BOT_PREFIX.get(game, game)}-bot-{level}"
+    (``nautilus-ind-bot-2``: a handle has at most 24 characters); its ``instance``
+    n > 1 (another bot of the level, for another seat of one table) is
+    ``nauticus-bot-2-<n>``."""
+    base = f"{_BOT_PREFIX.get(game, game)}-bot-{level}"
+    return base if instance == 1 else f"{base}-{instance}"
 
 
 def reserved_handle(handle: str) -> bool:

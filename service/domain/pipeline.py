@@ -13,6 +13,8 @@ and hash-chained) here only:
   the deadline, with no client), then the engine's ``forfeit`` events, and
   ``GameFinished`` when fewer than two seats remain (:func:`final_result`);
 * :func:`abort` — ``GameAborted`` and ``GameFinished``: the game ends unrated;
+* :func:`unattended` — after a forfeit that leaves house bots alone in a game that
+  had people in it, ``GameFinished`` at once (``"reason": "forfeit"``);
 * :func:`act` — any of these for a command, game or platform (:func:`platform_command`).
 
 Each decision also moves the game's clock (``service/domain/clocks.py``) and
@@ -342,10 +344,12 @@ def forfeit(
     at: Head,
     *,
     timed_out: bool,
+    house_bots: frozenset[int] | None = None,
 ) -> Decision:
     """``seat`` leaves the game: it resigned, or (``timed_out``) its deadline is
     ``meta["received_at"]``.  The engine's ``forfeit`` says what becomes of its components and
-    turns; the game ends when fewer than two seats remain.  A timeout that is not due (the seat
+    turns; the game ends when fewer than two seats remain, or when only house bots do
+    (:func:`unattended`; ``house_bots``: their seats).  A timeout that is not due (the seat
     is not to act, or its deadline is another time) is refused ``timeout_not_due``."""
     when = at.meta["received_at"]
     if timed_out:
@@ -360,7 +364,8 @@ def forfeit(
     for e in events:
         state = evolve(state, e)
     batch = [first, *((e.type, e.data) for e in events)]
-    return _close(engine, state, batch, at, None, seat if timed_out else None)
+    result = final_result(engine, state) or unattended(state, house_bots)
+    return _close(engine, state, batch, at, None, seat if timed_out else None, result=result)
 
 
 def abort(
@@ -393,22 +398,64 @@ def act(
     at: Head,
     *,
     max_events: int | None = None,
+    house_bots: frozenset[int] | None = None,
 ) -> Decision:
     """:func:`decide`, :func:`forfeit` or :func:`abort`, as ``command`` says: the one entry
     of the command path and of the audit's re-decide.
 
     ``max_events``: the game's length cap (its ``GameCreated`` term ``max_events``): a
     decision that brings the stream to it without ending the game is followed, in the same
-    batch, by an abort (:func:`cap_length`)."""
+    batch, by an abort (:func:`cap_length`).  ``house_bots``: the seats house bots hold
+    (:func:`bot_seats` of its ``GameCreated``): a forfeit that leaves only them ends the
+    game (:func:`unattended`)."""
     if isinstance(command, Abort):
         return abort(engine, state, command.reason, command.by, at)
     if seat is None:
         raise RuleViolation("invalid_intent", "Only an abort has no seat.")
     if isinstance(command, Resign | TimeOut):
-        decision = forfeit(engine, state, seat, at, timed_out=isinstance(command, TimeOut))
+        decision = forfeit(engine, state, seat, at, timed_out=isinstance(command, TimeOut), house_bots=house_bots)
     else:
         decision = decide(engine, state, seat, command, at)
     return cap_length(engine, decision, max_events, at)
+
+
+def bot_seats(created: dict[str, Any]) -> frozenset[int] | None:
+    """The seats of a game's ``GameCreated`` that house bots hold (its term ``house_bots``:
+    their handles), ``None`` for a game created without the term (no house bot, or a game
+    from before the rule, which must re-decide as it was recorded)."""
+    handles = created.get("house_bots")
+    if not isinstance(handles, list):
+        return None
+    names = {str(h).lower() for h in handles}
+    return frozenset(s for s, p in enumerate(created.get("players") or ()) if str(p).lower() in names)
+
+
+def unattended(state: State, house_bots: frozenset[int] | None) -> dict[str, Any] | None:
+    """The result of a game that people played with house bots once every seat still
+    playing is a house bot (every other seat resigned or ran out of time), else ``None``:
+    the forfeit that leaves them alone closes the game with ``GameFinished``
+    (``"reason": "forfeit"``, as when fewer than two seats are left).  The bots still
+    playing share first place; the seats that left rank after them, in reverse order of
+    forfeit (the last to leave best), as in :func:`final_result`.  A game of house bots
+    only (an organiser's) is not ended."""
+    if not house_bots:
+        return None
+    seats = range(seat_count(state))
+    if all(s in house_bots for s in seats):
+        return None
+    out = forfeited(state)
+    active = [s for s in seats if s not in out]
+    if not active or any(s not in house_bots for s in active):
+        return None
+    return {
+        "reason": "forfeit",
+        "forfeited": list(out),
+        "ranking": active + out[::-1],
+        "ranks": {str(s): 1 for s in active} | {str(s): len(active) + 1 + i for i, s in enumerate(out[::-1])},
+        "scores": {},
+        "breakdown": {},
+        "tiebreak": None,
+    }
 
 
 #: ``GameAborted.data.reason`` when a game reaches its length cap.

@@ -169,6 +169,8 @@ class FinishedRow:
     #: Type and data of the stream's first event (a GameCreated in every stream the service writes).
     opening_type: str
     opening: dict[str, Any]
+    #: ``received_at`` of the stream's opening: when the game began.
+    opened_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from flask import Flask, jsonify
-from flask_smorest import Api
+from flask_smorest import Api, Blueprint
 from werkzeug.exceptions import HTTPException
 
 from schemas import openapi
@@ -88,6 +88,9 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
     # The typed contract (schemas/openapi.py): before the blueprints, so each
     # of their operations passes through its rules.
     openapi.document(api)
+    # Bodies are parsed once, by common.check_body (which also takes a UTF-8 BOM off them).
+    parser = Blueprint.ARGUMENTS_PARSER
+    parser.__location_map__ = {**type(parser).__location_map__, "json": common.json_body}
     for module in (games, audit, analysis, leaderboards, ops, streams):
         api.register_blueprint(module.blp)
     for module in (accounts, tables, bots, tournaments, invitations):

@@ -42,8 +42,8 @@ def present(bots: list[HouseBot]) -> list[dict[str, Any]]:
 @blp.route("/bots", methods=["GET"])
 @blp.response(200, BotListOut)
 def list_bots() -> dict[str, Any]:
-    """The house bots: one per game and level, each with its CPU budget and rating."""
-    return {"bots": present(services().house_bots.all())}
+    """The house bots: the first of each game and level, each with its CPU budget and rating."""
+    return {"bots": present(services().house_bots.listed())}
 
 
 @blp.route("/tables/<uuid:table_id>/bots", methods=["POST"])
@@ -52,21 +52,22 @@ def list_bots() -> dict[str, Any]:
 @blp.alt_response(401, schema=ErrorOut, description="key_required")
 @blp.alt_response(403, schema=ErrorOut, description="invalid_token, not_your_table")
 @blp.alt_response(404, schema=ErrorOut, description="table_not_found, bot_not_found")
-@blp.alt_response(409, schema=ErrorOut, description="table_full, table_closed, already_seated")
+@blp.alt_response(409, schema=ErrorOut, description="table_full, table_closed, already_seated, too_many_bot_games")
 def seat_bot(body: dict[str, Any], table_id: Any) -> dict[str, Any]:
-    """Seat the table's game's house bot of ``level`` (the table's owner or its
-    organiser).  The seat that fills the table starts the game: ``status`` is then
-    ``started`` and ``game_id`` is set."""
+    """Seat a house bot of ``level`` at the table (the table's owner or its
+    organiser): the first of that level's bots not yet at it, so a table can be
+    filled with bots.  The seat that fills the table starts the game: ``status``
+    is then ``started`` and ``game_id`` is set."""
     account = require_account().account
     assert account is not None
     svc = services()
     table = svc.lobby.get(str(table_id))
-    bot = svc.house_bots.of(table["game"], body["level"])
-    if bot is None:
+    bots = svc.house_bots.every(table["game"], body["level"])
+    if not bots:
         raise ApiError(
             404,
             "bot_not_found",
             "No house bot of this level for this game (GET /v1/bots lists them).",
             {"game": table["game"], "level": body["level"]},
         )
-    return svc.lobby.seat_bot(str(table_id), account, bot.account)
+    return svc.lobby.seat_bot(str(table_id), account, [bot.account for bot in bots])

@@ -17,7 +17,11 @@ token in Redis.  Budgets and their defaults are in ``service/config.py``:
 A request over a limit gets ``429 rate_limited`` with ``Retry-After`` and the
 usual error body; nothing it asked for happens, and it is counted in no window
 (one client's script counts all its windows or none; when the other client of
-the request refused it, :data:`REFUND` takes it back).  ``QD_RATE_LIMITS=off`` turns
+the request refused it, :data:`REFUND` takes it back).  Only accepted requests
+spend a budget: a request is counted before it runs (so that concurrent requests
+cannot overrun a window) and taken back when it is answered ``4xx``, as long as
+its address has refunds left (``QD_LIMIT_REFUNDS``: what a flood of refused
+requests can make the service do stays bounded).  ``QD_RATE_LIMITS=off`` turns
 them all off.
 
 The counts are the ``limits`` library's sliding-window counters (its notation,
@@ -45,7 +49,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from flask import Flask, Response, current_app, jsonify, request
+from flask import Flask, Response, current_app, g, jsonify, request
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import bootstrap
@@ -135,9 +139,18 @@ def init_app(app: Flask, settings: Settings) -> RateLimits | None:
         if is_admin(token):
             return
         known = token is not None and (_is_account_key(token) or seats.holds(token))
-        limits.check(budget, client_address(), credential(token) if known else "")
+        g.qd_reservation = limits.check(budget, client_address(), credential(token) if known else "")
+
+    def refund(response: Response) -> Response:
+        # Only accepted requests spend a budget: a refusal is taken back (a 429 of the
+        # limits themselves was never counted, so it has no reservation).
+        reservation = g.pop("qd_reservation", None)
+        if reservation is not None and 400 <= response.status_code < 500:
+            limits.refund(reservation)
+        return response
 
     app.before_request(check)
+    app.after_request(refund)
     return limits
 
 

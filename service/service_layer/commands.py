@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from service.adapters.eventstore import Conflict, DuplicateKey, EventStore, StoreUnavailable
-from service.domain import canonical, clocks, counting, pipeline
+from service.domain import canonical, clocks, counting, identity, pipeline
 from service.domain.errors import (
     Conflicting,
     Forbidden,
@@ -41,8 +41,11 @@ from service.service_layer.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
 
-#: How often a command is retried after losing a race (one with ``expected_version`` only
-#: while it commutes with what won: :meth:`GameService.commutes`).
+#: How often a command is tried at least when it loses races (one with ``expected_version``
+#: only while it commutes with what won: :meth:`GameService.commutes`).  A game gives each
+#: command one try more than its seats (:meth:`GameService.tries`): in a simultaneous
+#: phase each other seat's decision can win one race against it, and nothing else may
+#: come between a command that commutes and the head.
 _RETRIES = 3
 #: Events appended since an intent's ``expected_version`` beyond which it is not examined
 #: for commuting (a 409 at once): what one conflict may make the service read and fold.
@@ -84,6 +87,8 @@ class LoadedGame:
     access: GameAccess | None = None
     #: The game's length cap (``GameCreated``'s ``max_events``), read once: ``False`` until then.
     max_events: int | bool | None = False
+    #: The seats house bots hold (``pipeline.bot_seats`` of ``GameCreated``), read once: ``False`` until then.
+    house_bots: frozenset[int] | bool | None = False
     #: The game's time control (``GameCreated``'s ``clock``), read once: ``False`` until then.
     clock_spec: dict[str, Any] | bool | None = False
     #: The clock as the event at ``version`` recorded it (``service.domain.clocks``).
@@ -172,6 +177,11 @@ class GameService:
         if self.max_game_events:
             # The cap that applies to this game for ever (pipeline.cap_length).
             terms.setdefault("max_events", self.max_game_events)
+        flags = terms.get("accounts") or [False] * n
+        bots = [p for p, account in zip(players, flags, strict=False) if account and identity.reserved_handle(p)]
+        if bots:
+            # Who the house bots are, for ever: once only they play, the game ends (pipeline.unattended).
+            terms.setdefault("house_bots", bots)
         try:
             sealed = pipeline.open_game(engine, game_id, players, options, seed, meta, **terms)
         except RuleViolation as rv:
@@ -260,6 +270,13 @@ class GameService:
             loaded.max_events = self._created(loaded).get("max_events")
         return loaded.max_events  # type: ignore[return-value]
 
+    def house_bots(self, loaded: LoadedGame) -> frozenset[int] | None:
+        """The seats house bots hold, as the game's opening recorded them (``None``: none,
+        or a game from before the rule)."""
+        if loaded.house_bots is False:
+            loaded.house_bots = pipeline.bot_seats(self._created(loaded))
+        return loaded.house_bots  # type: ignore[return-value]
+
     def access(self, loaded: LoadedGame) -> GameAccess:
         """Who sits where and who organises, from the game's opening event."""
         if loaded.access is None:
@@ -324,7 +341,8 @@ class GameService:
                 return self._replayed(stored, seat, request_hash)
         if callable(command):
             command = command(loaded.record.game)
-        for attempt in range(_RETRIES):
+        tries = self.tries(loaded)
+        for attempt in range(tries):
             with loaded.lock:
                 try:
                     return self._decide_and_append(
@@ -335,7 +353,7 @@ class GameService:
                     self.on_conflict()
                     # A lost race is decided again at the new head: at once without an
                     # expected_version, else if it commutes with what won (NotCommuting if not).
-                    if isinstance(conflict, NotCommuting) or attempt == _RETRIES - 1:
+                    if isinstance(conflict, NotCommuting) or attempt == tries - 1:
                         raise self._conflict(loaded, expected_version, conflict.actual) from None
                 except DuplicateKey:
                     loaded.invalidate()
@@ -349,6 +367,13 @@ class GameService:
                     loaded.invalidate()
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def tries(loaded: LoadedGame) -> int:
+        """How many times an intent is decided before a lost race is its answer (409): the
+        game's seats plus one, at least :data:`_RETRIES` (four seats choosing crews at once
+        through four API processes: the last of them to append has lost three races)."""
+        return max(_RETRIES, len(loaded.record.players) + 1)
 
     def commutes(self, loaded: LoadedGame, seat: int, expected: int) -> bool:
         """Whether an intent of ``seat`` that expected version ``expected`` may be decided at
@@ -457,6 +482,7 @@ class GameService:
                 command,
                 pipeline.Head(game_id, loaded.seed, version, loaded.last_hash, meta, self.clock(loaded)),
                 max_events=self.max_events(loaded),
+                house_bots=self.house_bots(loaded),
             )
         except RuleViolation as rv:
             # Judged against the cached state, which was not re-read when it
@@ -506,6 +532,7 @@ class GameService:
             command,
             pipeline.Head(loaded.record.game_id, loaded.seed, version, loaded.last_hash, meta, self.clock(loaded)),
             max_events=self.max_events(loaded),
+            house_bots=self.house_bots(loaded),
         )
         sealed = decision.events
         new_version = version + len(sealed)

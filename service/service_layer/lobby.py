@@ -87,11 +87,12 @@ class LobbyService:
             uow.commit()
         return self.store.present(table)
 
-    def seat_bot(self, table_id: str, caller: Account, bot: Account) -> dict[str, Any]:
-        """Seat a house bot at an open table (``Lobby.seat_bot`` says who may); the
-        seat that fills the table starts its game."""
+    def seat_bot(self, table_id: str, caller: Account, bots: list[Account]) -> dict[str, Any]:
+        """Seat a house bot at an open table (``Lobby.seat_bot`` says who may; ``bots``:
+        those of the level asked for, the first free one sits); the seat that fills
+        the table starts its game."""
         with self.uow() as uow:
-            table = self.store.seat_bot(uow.conn, table_id, caller, bot)
+            table = self.store.seat_bot(uow.conn, table_id, caller, bots)
             self._start_if_full(uow, table)
             uow.commit()
         return self.store.present(table)

@@ -308,7 +308,8 @@ def _withdraw(state: State, cmd: WithdrawPlayer) -> PlayerWithdrawn:
         raise Conflicting("tournament_not_running", f"The tournament is {state['status']}.")
     wanted = handle_key(cmd.player) if isinstance(cmd.player, str) else None
     player = next((p for p in state["players"] if handle_key(p) == wanted), None)
-    self_ = cmd.by is not None and player is not None and handle_key(cmd.by) == wanted
+    # A player names itself whether or not it is registered (404 not_registered if not).
+    self_ = cmd.by is not None and handle_key(cmd.by) == wanted
     if cmd.by is not None and cmd.by != state["organiser"] and not self_:
         raise Forbidden("not_your_tournament", "A player may withdraw only itself.")
     if player is None:

@@ -167,7 +167,7 @@ def test_the_readmes_rated_game(stack: Stack, shared: dict) -> None:
 
     def board() -> list | None:
         # One rated game each: provisional ratings, on the players' pages, not yet on the
-        # leaderboard (docs/LEADERBOARDS.md, "Provisional ratings").
+        # leaderboard (docs/LEADERBOARDS.md, "Trust").
         entries = ratings_of(api)
         return (
             entries
@@ -183,7 +183,8 @@ def test_the_readmes_rated_game(stack: Stack, shared: dict) -> None:
     assert api.call("GET", "/v1/leaderboards/nauticus")["entries"] == []
     winner = g["players"][g["result"]["ranking"][0]]
     rating = {e["player"]: e["rating"] for e in entries}
-    assert rating[winner] == max(rating.values()) and len(set(rating.values())) == 2
+    # Two fresh accounts: neither was established when the game began, so neither rating moves.
+    assert set(rating.values()) == {0.0}
     log(f"ratings: {[(e['player'], round(e['rating'], 3), e['games']) for e in entries]} ({api.retried} 429s)")
     shared.update(game_id=game_id, version=version, keys=keys, entries=entries, winner=winner)
 

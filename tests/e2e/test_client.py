@@ -59,7 +59,7 @@ def test_random_bot_plays_a_game_to_the_end_and_the_pages_show_it(base_url, ctx,
     page = api.player(players[0])
     assert page["recent"][0]["game_id"] == created["id"]
     assert page["ratings"][0]["game"] == "nauticus" and page["ratings"][0]["games"] == 1
-    # One counted game: provisional, not listed yet (docs/LEADERBOARDS.md, "Provisional ratings").
+    # One counted game: provisional, not listed yet (docs/LEADERBOARDS.md, "Trust").
     assert page["ratings"][0]["provisional"] is True and page["ratings"][0]["position"] is None
     board = api.leaderboard("nauticus", limit=500)
     assert not {players[0], players[1]} & {e["player"] for e in board["entries"]}

@@ -96,6 +96,7 @@ def generated(base_url: str, tmp_path_factory: pytest.TempPathFactory) -> Simple
                 for name in ("create_game", "get_game", "get_legal", "post_intent")
             },
             game_stream=importlib.import_module(f"{PACKAGE}.api.streams.game_stream"),
+            events_feed=importlib.import_module(f"{PACKAGE}.api.audit.events_feed"),
         )
     return api
 
@@ -165,6 +166,8 @@ class Bot:
             if line.type_.value != "board":
                 continue
             assert type(line.view).__name__ == f"{prefix(self.game)}View", type(line.view)
+            # Seat 0's legal intents, typed as GET /legal's are.
+            assert all(type(i).__name__.endswith("Intent") for i in line.legal), line.legal
             if self.resuming:
                 # docs/API.md "Streams": a resumed stream starts with the first board newer
                 # than Last-Event-ID: the bot's next write, if it wrote after that board.
@@ -298,3 +301,31 @@ def test_a_bot_that_gives_up_resigns_with_the_typed_intent_and_the_game_ends_by_
     assert bot.resigned is not None and bot.intents == 20
     assert final.result.ranking == [1 - bot.resigned, bot.resigned]
     assert final.result.reason.value == "forfeit" and final.result.forfeited == [bot.resigned]
+
+
+def test_the_generated_stream_operations_answer_their_text(generated, base_url):
+    """The generated ``game_stream`` and ``events_feed`` return their bodies as text (their
+    SSE and JSON-lines bodies were declared as JSON objects, so the generated code called
+    ``from_dict`` on the text and raised on every 200), and each line or event's data is
+    one typed ``StreamLine`` / ``FeedLine``."""
+    gen, m = generated, generated.models
+    bot = Bot(gen, base_url, "nauticus", resign_after=6)
+    final = bot.play()
+    seat = bot.seats[0]
+    # A finished game's stream sends its last board and ends: the blocking call returns.
+    text = gen.game_stream.sync(bot.game_id, client=seat)
+    assert isinstance(text, str), text
+    lines = [m.StreamLine.from_dict(json.loads(raw)) for raw in text.splitlines() if raw]
+    boards = [line for line in lines if line.type_.value == "board"]
+    assert boards and boards[-1].version == final.version and boards[-1].status.value == "finished"
+    sse = gen.game_stream.sync(bot.game_id, client=seat, accept=m.GameStreamAccept("text/event-stream"))
+    assert isinstance(sse, str) and "event: board" in sse, sse
+    data = [m.StreamLine.from_dict(json.loads(raw[6:])) for raw in sse.splitlines() if raw.startswith("data: ")]
+    assert any(line.version == final.version for line in data)
+    feed = gen.events_feed.sync(bot.game_id, client=seat)
+    assert isinstance(feed, str), feed
+    events = [m.FeedLine.from_dict(json.loads(raw)) for raw in feed.splitlines() if raw]
+    assert [e.seq for e in events] == list(range(1, final.version + 1))
+    assert events[-1].type_ == "GameFinished"
+    sse_feed = gen.events_feed.sync(bot.game_id, client=seat, accept=m.EventsFeedAccept("text/event-stream"))
+    assert isinstance(sse_feed, str) and "event: GameFinished" in sse_feed, sse_feed

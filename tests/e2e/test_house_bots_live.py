@@ -79,7 +79,7 @@ def test_a_person_plays_a_rated_waters_of_nereus_table_against_two_house_bots(li
         f" max {max(waits) * 1000:.0f} ms; {my_intents} intents of mine"
     )
     # Rated like everyone: the finished game is folded into every seat's rating (provisional
-    # until enough games, so on the players' pages: docs/LEADERBOARDS.md "Provisional ratings").
+    # until enough games, so on the players' pages: docs/LEADERBOARDS.md "Trust").
     deadline = time.monotonic() + 30
     while True:
         rated_on = {

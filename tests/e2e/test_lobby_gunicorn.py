@@ -45,7 +45,7 @@ def _games(settings) -> int:
 
 def _entries(api: Client, game: str, players: list[str]) -> dict[str, dict]:
     """The players' ratings of ``game`` from their pages: one game leaves a rating
-    provisional, off the leaderboard (docs/LEADERBOARDS.md, "Provisional ratings")."""
+    provisional, off the leaderboard (docs/LEADERBOARDS.md, "Trust")."""
     out = {}
     for player in players:
         try:

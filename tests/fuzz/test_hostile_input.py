@@ -179,3 +179,46 @@ def test_wrong_content_type_is_415(client, game):
         headers={"Content-Type": "text/plain", **auth(token)},
     )
     _is_clean_refusal(resp, {415})
+
+
+def test_a_body_less_post_with_a_json_content_type_and_an_empty_body_is_served(client):
+    """``join`` takes no body; a client library that always sends
+    ``Content-Type: application/json`` sent an empty one and got ``400 malformed_json``."""
+    from support.accounts import register
+
+    _, ann = register(client)
+    _, bob = register(client)
+    table = client.post("/v1/tables", json={"game": "nauticus", "seats": 3}, headers=auth(ann)).get_json()
+    resp = client.post(
+        f"/v1/tables/{table['id']}/join", data=b"", headers={"Content-Type": "application/json", **auth(bob)}
+    )
+    assert resp.status_code == 200, resp.get_json()
+    # A body that must be there is still asked for: the schema's 422, not a 400.
+    resp = client.post("/v1/games", data=b"", headers={"Content-Type": "application/json"})
+    assert _is_clean_refusal(resp, {422})["code"] == "validation_error"
+
+
+def test_a_utf8_byte_order_mark_before_the_json_is_ignored(client, ctx):
+    """RFC 8259 lets a parser ignore a BOM; it got ``400 bad_request``, a code no list had."""
+    body = b"\xef\xbb\xbf" + json.dumps({"game": "nauticus", "players": ["ann", "bob"]}).encode()
+    resp = client.post("/v1/games", data=body, headers={"Content-Type": "application/json"})
+    assert resp.status_code == 201, resp.get_json()
+    assert ctx.store.version(resp.get_json()["id"]) >= 1
+
+
+@pytest.mark.parametrize("corner", [2.9, 2.0, "2"], ids=["float", "whole-float", "string"])
+def test_a_whole_number_sent_as_a_float_or_a_string_is_refused_and_nothing_recorded(client, ctx, new_game, corner):
+    """``"corner": 2.9`` was recorded as corner 2 (and ``"2"`` as 2); each schema's
+    integers are walked in tests/unit/test_whole_numbers.py, this is the answer over HTTP."""
+    created = new_game(game="waters-of-nereus", players=["ann", "bob"])
+    project_game(ctx.redis, ctx.store, created["id"])
+    seat = client.get(f"/v1/games/{created['id']}").get_json()["to_act"][0]
+    before = ctx.store.version(created["id"])
+    resp = client.post(
+        f"/v1/games/{created['id']}/intents",
+        json={"intent": {"type": "choose_corner", "corner": corner}},
+        headers=auth(created["seats"][seat]["token"]),
+    )
+    error = _is_clean_refusal(resp, {422})
+    assert error["code"] == "invalid_intent" and error["details"]["fields"] == {"corner": ["Not a valid integer."]}
+    assert ctx.store.version(created["id"]) == before

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from support import command_of
 
+from service.audit import checks
 from service.domain.errors import Conflicting
+from service.domain.replay import fold_stream
 from service.service_layer.commands import GameService
 
 
@@ -113,3 +115,54 @@ def test_what_does_not_commute_still_conflicts(ctx):
     assert second != first
     with pytest.raises(Conflicting):
         svc.submit(fresh["id"], toks[second], command_of(svc, fresh["id"], later), start, None, "h4")
+
+
+def test_four_seats_choosing_at_once_through_four_workers_never_409(ctx):
+    """880 stale posts: in 220 4-seat games, at the first crew choice the four seats post at
+    the same version at the same moment, each through its own command service (four API
+    workers racing for the head, so one post may lose three races in a row).  Only other
+    seats' ``CrewChosen`` come between, so none is a 409; each game's audit (chain,
+    re-decision) passes and every worker's state is the one rebuilt from the stream."""
+    workers = [service(ctx.store) for _ in range(4)]
+    posts, conflicts, games = 0, [], []
+    while posts < 880:
+        created = workers[0].create_game("waters-of-nereus", [f"p{i}{uuid.uuid4().hex[:6]}" for i in range(4)], {})
+        gid, tokens = created["id"], {s["seat"]: s["token"] for s in created["seats"]}
+        games.append(gid)
+        while True:
+            loaded = workers[0].load(gid)
+            with loaded.lock:
+                workers[0].refresh(loaded)
+                state, version = loaded.state, loaded.version
+                to_act = loaded.engine.to_act(state)
+                intents = {seat: loaded.engine.legal(state, seat)[0].to_json() for seat in to_act}
+            if state["phase"] == "choose":
+                break
+            workers[0].submit(gid, tokens[to_act[0]], command_of(workers[0], gid, intents[to_act[0]]), None, None, "")
+        assert len(to_act) == 4
+
+        def post(
+            seat: int, gid: str = gid, tokens: dict = tokens, version: int = version, intents: dict = intents
+        ) -> Any:
+            command = command_of(workers[0], gid, intents[seat])
+            return workers[seat].submit(gid, tokens[seat], command, version, None, "")
+
+        answers = post_at_once([lambda s=s: post(s) for s in range(4)])
+        posts += 4
+        refused = [a for a in answers if isinstance(a, Exception)]
+        conflicts += refused
+        if not refused:
+            assert chosen(ctx.store, gid, version) == intents
+    assert conflicts == [], f"{len(conflicts)} of {posts} stale posts refused: {conflicts[:3]}"
+    for gid in games:
+        events = ctx.store.read(gid)
+        seed = ctx.store.secrets(gid)[0]
+        assert checks.check_chain(gid, events, seed).ok
+        assert checks.redecide(gid, events, seed).ok
+        # Every worker's cached state, brought to the head, is the state rebuilt from the stream.
+        rebuilt = fold_stream(workers[0].load(gid).engine, events, None)
+        for w in workers:
+            loaded = w.load(gid)
+            with loaded.lock:
+                w.refresh(loaded)
+                assert loaded.state == rebuilt

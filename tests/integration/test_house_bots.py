@@ -26,9 +26,11 @@ from workers import bots as bot_worker
 
 @pytest.fixture(scope="module")
 def house(ctx, settings) -> dict[tuple[str, int], str]:
-    """The house bots, provisioned: ``{(game, level): handle}``."""
-    made = HouseBots(ctx.store.pool).provision(registry.names(), levels(), settings.bot_key_secret)
-    return {(b.game, b.level): b.handle for b in made}
+    """The house bots, provisioned as ``make bots`` does (a bot of each level per seat):
+    ``{(game, level): handle}`` of the first of each."""
+    seats = {game: registry.get(game).max_players for game in registry.names()}
+    made = HouseBots(ctx.store.pool).provision(registry.names(), levels(), settings.bot_key_secret, seats)
+    return {(b.game, b.level): b.handle for b in made if b.instance == 1}
 
 
 def project(ctx, gid: str) -> dict:
@@ -113,8 +115,6 @@ def test_the_owner_seats_bots_and_the_last_one_starts_the_game(client, ctx, hous
     first = client.post(f"/v1/tables/{tid}/bots", json={"level": 1}, headers=auth(key))
     assert first.status_code == 200 and first.get_json()["status"] == "open"
     assert first.get_json()["players"] == [ann, house["waters-of-nereus", 1]]
-    again = client.post(f"/v1/tables/{tid}/bots", json={"level": 1}, headers=auth(key))
-    assert again.status_code == 409 and again.get_json()["error"]["code"] == "already_seated"
     full = client.post(f"/v1/tables/{tid}/bots", json={"level": 2}, headers=auth(key))
     body = full.get_json()
     assert full.status_code == 200 and body["status"] == "started" and body["game_id"]
@@ -275,7 +275,9 @@ def test_a_bot_hears_its_turn_on_its_account_stream(client, ctx, settings, house
     finally:
         pubsub.close()
     assert heard == 1 and queue.count == 1
-    assert queue.jobs[0].args == (gid, bot)
+    # The job takes the next turn of the fair line: this one.
+    assert queue.jobs[0].args == (queue.name,)
+    assert bot_worker.FairLine(queue).pop() == (gid, bot)
     # The resync finds the same turn, already waiting: nothing more is queued.
     assert listener.resync([bot]) == 0 and queue.count == 1
     ctx.redis.delete(bot_worker.pending_key(gid, bot))
@@ -398,3 +400,108 @@ def test_two_bot_worker_processes_given_the_same_job_twice_act_once(client, ctx,
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
     assert bot_decisions(ctx, gid, seat, state["version"]) == 1
     assert queue.count == 0 and FailedJobRegistry(name, connection=ctx.redis).count == 0
+
+
+# -- what bots cost ----------------------------------------------------------------------------
+def _table_of_bots(client, key: str, game: str, seats: int, levels_: list[int]) -> dict:
+    tid = client.post("/v1/tables", json={"game": game, "seats": seats, "rated": True}, headers=auth(key)).get_json()
+    body: dict = {}
+    for level in levels_:
+        resp = client.post(f"/v1/tables/{tid['id']}/bots", json={"level": level}, headers=auth(key))
+        assert resp.status_code == 200, resp.get_json()
+        body = resp.get_json()
+    return body
+
+
+def test_a_table_fills_with_bots_of_one_level_and_ends_when_its_person_resigns(client, ctx, house):
+    """docs/BOTS.md "House bots": a table seats bots of one level up to the game's most seats
+    (each its own account); once no person plays, the game ends at once, and the audit re-makes it."""
+    ann, key = register(client)
+    seats = registry.get("nautilus-industries").max_players
+    started = _table_of_bots(client, key, "nautilus-industries", seats, [1] * (seats - 1))
+    assert started["status"] == "started", started
+    bots = [p for p in started["players"] if p != ann]
+    assert len(set(bots)) == seats - 1 and all(identity.reserved_handle(b) for b in bots)
+    assert house["nautilus-industries", 1] in bots and "nautilus-ind-bot-1-2" in bots
+    gid = started["game_id"]
+    project(ctx, gid)
+    resigned = client.post(f"/v1/games/{gid}/intents", json={"intent": {"type": "resign"}}, headers=auth(key))
+    assert resigned.status_code == 201, resigned.get_json()
+    project(ctx, gid)
+    game = client.get(f"/v1/games/{gid}").get_json()
+    result = game["result"]
+    assert game["status"] == "finished" and result["reason"] == "forfeit", result
+    me = game["players"].index(ann)
+    # The bots still playing share first place; the person who left ranks last.
+    assert result["ranking"][-1] == me and result["forfeited"] == [me]
+    assert {result["ranks"][str(s)] for s in range(seats) if s != me} == {1} and result["ranks"][str(me)] == seats
+    report = client.get(f"/v1/games/{gid}/audit").get_json()
+    assert report["ok"] is True, report
+
+
+def test_a_game_of_people_and_bots_goes_on_while_a_person_plays(client, ctx, settings, house):
+    """Only the last person leaving ends it: two people and a bot, one person resigns, the game goes on."""
+    ann, ann_key = register(client)
+    bob, bob_key = register(client)
+    table = client.post(
+        "/v1/tables", json={"game": "nauticus", "seats": 3, "rated": True}, headers=auth(ann_key)
+    ).get_json()
+    assert client.post(f"/v1/tables/{table['id']}/bots", json={"level": 1}, headers=auth(ann_key)).status_code == 200
+    started = client.post(f"/v1/tables/{table['id']}/join", headers=auth(bob_key)).get_json()
+    gid = started["game_id"]
+    project(ctx, gid)
+    resigned = client.post(f"/v1/games/{gid}/intents", json={"intent": {"type": "resign"}}, headers=auth(ann_key))
+    assert resigned.status_code == 201
+    assert project(ctx, gid)["status"] == "active"
+    resigned = client.post(f"/v1/games/{gid}/intents", json={"intent": {"type": "resign"}}, headers=auth(bob_key))
+    assert resigned.status_code == 201
+    project(ctx, gid)
+    game = client.get(f"/v1/games/{gid}").get_json()
+    assert game["status"] == "finished" and game["result"]["reason"] == "forfeit"
+    assert game["players"][game["result"]["ranking"][0]] == house["nauticus", 1]
+
+
+def test_an_account_has_a_bounded_number_of_unfinished_tables_with_bots(client, ctx, settings, house):
+    """docs/API.md "House bots": ``409 too_many_bot_games`` beyond ``QD_MAX_BOT_GAMES``; a game
+    that ends frees its place."""
+    _, key = register(client)
+    cap = settings.max_bot_games
+    games = [_table_of_bots(client, key, "nauticus", 2, [1])["game_id"] for _ in range(cap)]
+    tid = client.post("/v1/tables", json={"game": "nauticus", "seats": 2}, headers=auth(key)).get_json()["id"]
+    refused = client.post(f"/v1/tables/{tid}/bots", json={"level": 1}, headers=auth(key))
+    assert refused.status_code == 409 and refused.get_json()["error"]["code"] == "too_many_bot_games"
+    assert refused.get_json()["error"]["details"] == {"bot_games": cap, "limit": cap}
+    project(ctx, games[0])
+    assert client.post(f"/v1/games/{games[0]}/intents", json={"intent": {"type": "resign"}}, headers=auth(key))
+    seated = client.post(f"/v1/tables/{tid}/bots", json={"level": 1}, headers=auth(key))
+    assert seated.status_code == 200 and seated.get_json()["status"] == "started"
+
+
+def test_a_bots_intents_count_in_qd_intents_total(client, ctx, settings, house):
+    """/metrics: a house bot's accepted intent counts as any client's does."""
+    from service import metrics
+
+    gid, key, bot, seat = _bot_game(client, settings, house)
+    state = project(ctx, gid)
+    for _ in range(100):
+        if seat in state["to_act"]:
+            break
+        play_a_legal(client, gid, key, state["version"])
+        state = project(ctx, gid)
+    accepted = metrics.INTENTS.labels("accepted", "ok")
+    before = accepted._value.get()
+    assert bot_worker.Actor(ctx).act(gid, bot).action == "posted"
+    assert accepted._value.get() == before + 1
+
+
+def test_the_bots_serve_accounts_round_robin(ctx):
+    """workers/bots.py ``FairLine``: one account's many turns never starve another's."""
+    queue = Queue(f"bots-test-{unique('')}", connection=ctx.redis)
+    fair = bot_worker.FairLine(queue)
+    for i in range(20):
+        fair.push("flood", f"g{i}", "nauticus-bot-1")
+    fair.push("other", "mine", "nauticus-bot-1")
+    order = [fair.pop() for _ in range(21)]
+    assert order[1] == ("mine", "nauticus-bot-1")
+    assert order[0] == ("g0", "nauticus-bot-1") and order[2:] == [(f"g{i}", "nauticus-bot-1") for i in range(1, 20)]
+    assert fair.pop() is None

@@ -108,9 +108,10 @@ def first_decisions(svc: GameService, created: dict[str, Any], seed: int = 0) ->
 
 @pytest.fixture
 def listed_at_once(ctx, monkeypatch):
-    """Ratings listed from their first counted game (tests of ties and paging, not of
-    provisional ratings); the leaderboards are folded again with the real threshold after."""
-    monkeypatch.setattr(lb, "PROVISIONAL_GAMES", 1)
+    """Every player established from the start, so ratings move and are listed from the
+    first counted game (tests of ties and paging, not of trust); the leaderboards are
+    folded again with the real rules after."""
+    monkeypatch.setattr(lb, "TRUST", lb.Trust(games=0, opponents=0, after_s=0))
     yield
     monkeypatch.undo()
     lb.consume(ctx.redis, ctx.store, rebuild=True)

@@ -6,7 +6,10 @@ memory while Redis is away.  The HTTP behaviour of each budget: tests/security/t
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import random
+import threading
 import time
 
 import pytest
@@ -16,6 +19,9 @@ from limits.storage import MemoryStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 
 from service.bootstrap import rate_limits
+from service.config import Settings
+from service.games import registry
+from service.games.simulate import random_playout
 from service.http.limits import RateLimited, RateLimits
 
 _clients = (f"203.0.113.{i}" for i in itertools.count(1))
@@ -103,3 +109,91 @@ def test_without_redis_each_process_counts_in_memory_and_comes_back(settings, pr
     before = calls(limits.redis, "evalsha")
     limits.check("creation", fresh, "")
     assert calls(limits.redis, "evalsha") == before + 1
+
+
+@pytest.mark.parametrize("where", ["redis", "memory"])
+def test_a_refused_request_is_taken_back_while_the_address_has_refunds(settings, private_redis_server, where):
+    """Only accepted requests spend a budget (docs/API.md "Rate limits"): a request answered
+    4xx is taken back from every window it was counted in, by address and by credential,
+    up to the address's refunds (``QD_LIMIT_REFUNDS``); beyond, a refusal counts, so a
+    flood of refused requests is bounded by the budget it falls in."""
+    url = private_redis_server.url() if where == "redis" else "redis://127.0.0.1:1/0"
+    limits = limits_on(
+        settings, url, limit_accounts="3/minute;20/day", limit_accounts_key="4/hour", limit_refunds="5/minute"
+    )
+    client, key = next(_clients), f"k:{next(_clients)}"
+    for _ in range(5):  # five refusals, each taken back
+        assert limits.refund(limits.check("accounts", client, key))
+    for _ in range(2):  # accepted: two of the three
+        limits.check("accounts", client, key)
+    # The sixth refusal is past the address's refunds: it stays counted, and fills the budget.
+    assert not limits.refund(limits.check("accounts", client, key))
+    with pytest.raises(RateLimited) as refused:
+        limits.check("accounts", client, key)
+    assert refused.value.budget == "accounts"
+    # The credential's windows were taken back with the address's: from elsewhere it has one left.
+    limits.check("accounts", next(_clients), key)
+    with pytest.raises(RateLimited):
+        limits.check("accounts", next(_clients), key)
+
+
+def test_concurrent_requests_never_overrun_a_window(settings, private_redis_server):
+    """Counted before it runs and taken back if refused: 40 requests at once against
+    "5/minute", half of them refused after counting, leave no more than 5 accepted."""
+    limits = limits_on(settings, private_redis_server.url(), limit_creation="5/minute", limit_creation_key="none")
+    client = next(_clients)
+    barrier = threading.Barrier(40)
+    accepted: list[int] = []
+
+    def request(i: int) -> None:
+        barrier.wait()
+        try:
+            reservation = limits.check("creation", client, "")
+        except RateLimited:
+            return
+        if i % 2:
+            limits.refund(reservation)  # answered 4xx
+        else:
+            accepted.append(i)
+
+    threads = [threading.Thread(target=request, args=(i,)) for i in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(accepted) <= 5
+    spent = len(accepted)
+    for _ in range(5 - spent):
+        limits.check("creation", client, "")
+    with pytest.raises(RateLimited):
+        limits.check("creation", client, "")
+
+
+def _longest_turn(games: int = 4) -> int:
+    """The most intents one seat sends in a row (its turn: nothing to wait for between
+    them), over seeded random playouts of every game at every table size's ends."""
+    longest = 0
+    for name in registry.names():
+        engine = registry.get(name)
+        for i in range(games):
+            players = engine.min_players if i % 2 else engine.max_players
+            played = random_playout(engine, players, {}, bytes([i]) * 32, random.Random(i), max_steps=3000)
+            run, previous = 0, None
+            for step in played.steps:
+                run = run + 1 if step.seat == previous else 1
+                previous = step.seat
+                longest = max(longest, run)
+    return longest
+
+
+def test_a_bot_that_replies_at_once_fits_the_default_intent_limits(settings, private_redis_server):
+    """A bot that answers each board at once sends a whole turn within a second: the
+    default per-key limit (10/second) answered 429 to 22 of its intents in four ordinary
+    games.  The defaults hold the longest turn of the playouts, twice over, as one burst."""
+    defaults = {f.name: f.default for f in dataclasses.fields(Settings) if f.name.startswith("limit_intents")}
+    limits = limits_on(settings, private_redis_server.url(), **defaults)
+    turn = _longest_turn()
+    assert turn >= 8, turn
+    client, key = next(_clients), f"k:{next(_clients)}"
+    for _ in range(2 * turn):
+        limits.check("intents", client, key)

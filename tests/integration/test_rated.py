@@ -91,7 +91,7 @@ def test_only_the_rated_game_moves_the_leaderboard(app, client, ctx):
 
     for handle in (ann, bob):
         page = client.get(f"/v1/players/{handle}").get_json()
-        # One counted game: a provisional rating (docs/LEADERBOARDS.md, "Provisional ratings").
+        # One counted game: a provisional rating (docs/LEADERBOARDS.md, "Trust").
         assert [(r["games"], r["provisional"], r["position"]) for r in page["ratings"]] == [(1, True, None)]
         recent = {e["game_id"]: e for e in page["recent"]}
         assert recent[gid]["rated"] is True and isinstance(recent[gid]["rating_after"], float)
@@ -224,7 +224,8 @@ def test_a_rated_game_resigned_after_both_first_decisions_counts(app, client, ct
 
 def test_repeated_pairings_stop_counting_within_the_window_and_provisional_ratings_are_not_listed(app, client, ctx):
     """At most counting.PAIRING_LIMIT games of the same accounts count in any
-    PAIRING_WINDOW_S; a rating is listed from lb.PROVISIONAL_GAMES counted games."""
+    PAIRING_WINDOW_S; two fresh accounts playing only each other are never listed
+    (docs/LEADERBOARDS.md, "Trust": neither has an established opponent)."""
     from service.domain import counting
 
     games = app.extensions["quarterdeck"].games
@@ -254,9 +255,10 @@ def test_repeated_pairings_stop_counting_within_the_window_and_provisional_ratin
         board = client.get("/v1/leaderboards/nauticus?limit=500").get_json()
         assert not {ann, bob} & {e["player"] for e in board["entries"]}
 
-        # A window later, the same pair counts again, until the ratings are listed.
+        # A window later, the same pair counts again: more games, more than a day after
+        # their first, and still nobody listed.
         clock.advance(seconds=counting.PAIRING_WINDOW_S)
-        for i in range(lb.PROVISIONAL_GAMES - counting.PAIRING_LIMIT):
+        for i in range(lb.TRUST.games - counting.PAIRING_LIMIT):
             gid, actors = rated_table_game(app, client, pair)
             play_to_the_end(app, gid, actors, seed=20 + i)
             clock.advance(minutes=10)
@@ -264,11 +266,11 @@ def test_repeated_pairings_stop_counting_within_the_window_and_provisional_ratin
         games.now = with_now
     fold(ctx)
     page = client.get(f"/v1/players/{ann}").get_json()
-    assert [(r["games"], r["provisional"]) for r in page["ratings"]] == [(lb.PROVISIONAL_GAMES, False)]
+    assert [(r["games"], r["provisional"], r["position"]) for r in page["ratings"]] == [(lb.TRUST.games, True, None)]
+    # Games against no established opponent move no rating.
+    assert page["ratings"][0]["rating"] == 0.0
     board = client.get("/v1/leaderboards/nauticus?limit=500").get_json()
-    listed = {e["player"]: e for e in board["entries"]}
-    assert {ann, bob} <= set(listed)
-    assert listed[ann]["position"] == page["ratings"][0]["position"]
+    assert not {ann, bob} & {e["player"] for e in board["entries"]}
     assert board["total"] == len(board["entries"])
 
     # Live equals rebuild, byte for byte (the pairings' finish times included).

@@ -317,3 +317,19 @@ def test_trn_070_the_worker_aborts_the_games_an_abort_did_not_reach(client, ctx,
     assert client.get(f"/v1/tournaments/{tid}").get_json()["status"] == "aborted"
     assert [e.type for e in ctx.store.read(game)[-2:]] == ["GameAborted", "GameFinished"]
     assert client.get(f"/v1/tournaments/{tid}/export").status_code == 200
+
+
+def test_trn_060_a_player_not_registered_withdrawing_itself_is_404_not_registered(client, settings):
+    """docs/API.md: a player that is not in the tournament gets ``404 not_registered``
+    (it got ``403 not_your_tournament``, meant for one naming another player)."""
+    _, okey = organiser(client, settings)
+    keys = players(client, 2)
+    tid = create(client, okey)["id"]
+    post(client, f"/v1/tournaments/{tid}/players", okey, {"handles": list(keys)})
+    stranger, skey = register(client, unique("p"))
+    for body in ({}, {"player": stranger}):
+        err = post(client, f"/v1/tournaments/{tid}/withdraw", skey, body, status=404)
+        assert err["error"]["code"] == "not_registered", err
+    # Naming another player is still the 403.
+    err = post(client, f"/v1/tournaments/{tid}/withdraw", skey, {"player": next(iter(keys))}, status=403)
+    assert err["error"]["code"] == "not_your_tournament"

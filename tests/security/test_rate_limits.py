@@ -119,19 +119,33 @@ def test_creation_per_key_and_tables_share_the_budget(limited, ctx):
 
 
 def test_intents_budget(limited, ctx):
-    game = client_from(limited).post("/v1/games", json={"game": "nauticus", "players": ["a", "b"]}).get_json()
+    *games, fresh = [
+        client_from(limited).post("/v1/games", json={"game": "nauticus", "players": ["a", "b"]}).get_json()
+        for _ in range(4)
+    ]
+    game = games[-1]
     token = game["seats"][0]["token"]
     c = client_from(limited)
-    before = ctx.store.version(game["id"])
+    resign = {"intent": {"type": "resign"}}
+    # Accepted intents spend the budget (4 per address): a resignation in each game,
+    # then two refusals (a finished game: 422) that are taken back.
+    for g in games:
+        assert (
+            c.post(f"/v1/games/{g['id']}/intents", json=resign, headers=auth(g["seats"][1]["token"])).status_code == 201
+        )
+    for _ in range(2):
+        assert c.post(f"/v1/games/{game['id']}/intents", json=resign, headers=auth(token)).status_code == 422
     bad = {"intent": {"type": "no_such_intent"}}
-    for _ in range(4):
-        assert c.post(f"/v1/games/{game['id']}/intents", json=bad, headers=auth(token)).status_code == 422
-    retry = assert_limited(c.post(f"/v1/games/{game['id']}/intents", json=bad, headers=auth(token)), "intents")
-    assert ctx.store.version(game["id"]) == before
+    assert c.post(f"/v1/games/{game['id']}/intents", json=bad, headers=auth(token)).status_code == 422
+    seat = auth(fresh["seats"][0]["token"])
+    assert c.post(f"/v1/games/{fresh['id']}/intents", json=resign, headers=seat).status_code == 201
+    before = ctx.store.version(fresh["id"])
+    retry = assert_limited(c.post(f"/v1/games/{fresh['id']}/intents", json=bad, headers=seat), "intents")
+    assert ctx.store.version(fresh["id"]) == before
     released(lambda: c.get("/v1/leaderboards"), 0)  # another budget is untouched
     time.sleep(retry)
     deadline = time.monotonic() + WINDOW * 2
-    while (resp := c.post(f"/v1/games/{game['id']}/intents", json=bad, headers=auth(token))).status_code == 429:
+    while (resp := c.post(f"/v1/games/{fresh['id']}/intents", json=bad, headers=seat)).status_code == 429:
         assert time.monotonic() < deadline
         time.sleep(0.2)
     assert resp.status_code == 422
@@ -243,3 +257,75 @@ def test_a_flood_of_unknown_credentials_creates_no_rate_limit_state(limited, ctx
     # A real seat token is counted apart, as before.
     c.get(f"/v1/games/{gid}", headers=auth(game["seats"][0]["token"]))
     assert len(credential_keys() - before) >= 1
+
+
+@pytest.fixture(scope="module")
+def per_minute(settings):
+    """Limits of a minute: what a test sends fits well within one window, however slow."""
+    application = create_app(
+        settings.with_(
+            rate_limits=True,
+            limit_accounts="3/minute",
+            limit_accounts_key="none",
+            limit_creation="3/minute",
+            limit_creation_key="3/minute",
+            limit_intents="3/minute",
+            limit_intents_key="3/minute",
+            limit_refunds="100/minute",
+        ),
+        TESTING=True,
+    )
+    yield application
+    application.extensions["quarterdeck"].store.pool.close()
+
+
+def _refused_then_served(per_minute, budget: str):
+    """For ``budget``: (a refused request, an accepted one), each a call with a client."""
+    other = client_from(per_minute)  # a helper address: its spending is not the one under test
+    if budget == "accounts":
+        return (
+            lambda c: c.post("/v1/accounts", json={"handle": "no spaces allowed!"}),
+            lambda c: c.post("/v1/accounts", json={"handle": unique()}),
+        )
+    if budget == "games":
+        return (
+            lambda c: c.post("/v1/games", json={"game": "nauticus", "players": ["only-one"]}),
+            lambda c: c.post("/v1/games", json={"game": "nauticus", "players": ["a", "b"]}),
+        )
+    if budget == "tables":
+        _, key = register(other)  # the key's windows are refunded too
+        return (
+            lambda c: c.post("/v1/tables", json={"game": "nauticus", "seats": 99}, headers=auth(key)),
+            lambda c: c.post("/v1/tables", json={"game": "nauticus", "seats": 2}, headers=auth(key)),
+        )
+    games = [
+        client_from(per_minute).post("/v1/games", json={"game": "nauticus", "players": ["a", "b"]}).get_json()
+        for _ in range(5)
+    ]
+    seats = iter((g["id"], g["seats"][0]["token"]) for g in games)
+    gid, token = next(seats)
+    return (
+        lambda c: c.post(f"/v1/games/{gid}/intents", json={"intent": {"type": "no_such"}}, headers=auth(token)),
+        lambda c: c.post(
+            "/v1/games/{}/intents".format(*(s := next(seats))), json={"intent": {"type": "resign"}}, headers=auth(s[1])
+        ),
+    )
+
+
+@pytest.mark.parametrize("budget", ["accounts", "games", "tables", "intents"])
+def test_only_accepted_requests_spend_a_budget(per_minute, budget):
+    """A refused request (4xx) is counted in no window of its budget: twenty invalid
+    registrations spent an address's whole day of accounts, and the valid one after
+    them got a 429.  Here ten refusals of each budget, by address and by key, then the
+    budget's three accepted requests are served, and the fourth is the 429."""
+    refused, served = _refused_then_served(per_minute, budget)
+    c = client_from(per_minute)
+    for _ in range(10):
+        resp = refused(c)
+        assert 400 <= resp.status_code < 500 and resp.status_code != 429, resp.get_json()
+    for _ in range(3):
+        resp = served(c)
+        assert resp.status_code < 300, resp.get_json()
+    resp = served(c)
+    assert resp.status_code == 429, resp.get_json()
+    assert resp.get_json()["error"]["details"]["budget"] == ("creation" if budget in ("games", "tables") else budget)

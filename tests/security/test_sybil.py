@@ -140,3 +140,140 @@ def test_an_organiser_registering_32_accounts_in_a_rated_tournament_moves_no_rat
     fold(ctx)
     assert reasons == ["no_first_decision"] * 32
     assert ratings(client, handles) == before == {"records": {h: [] for h in handles}, "listed": []}
+
+
+# -- a ring of fresh accounts (docs/LEADERBOARDS.md, "Trust") ------------------------------------
+class Clock:
+    """The game service's "now", set by the test: days of games in a few seconds."""
+
+    def __init__(self, start: str):
+        self.at = datetime.fromisoformat(start).replace(tzinfo=UTC)
+
+    def __call__(self) -> str:
+        return self.at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    def advance(self, **delta: float) -> None:
+        self.at += timedelta(**delta)
+
+
+def principal_of(app, key: str):
+    from service.domain.identity import ACCOUNT, Principal
+
+    return Principal(ACCOUNT, app.extensions["quarterdeck"].accounts.by_key(key))
+
+
+def first_decisions_then_resign(app, gid: str, keys: dict[str, str], quitter: str, seed: int) -> None:
+    """Legal intents (random, seeded) until every seat has made its first decision,
+    then ``quitter`` resigns: a game that counts, won by the other seat."""
+    import random
+
+    from support import command_of
+
+    games = app.extensions["quarterdeck"].games
+    players = app.extensions["quarterdeck"].store.read(gid, upto=1)[0].data["players"]
+    chooser = random.Random(seed)
+    decided: set[int] = set()
+    n = 0
+    while decided != set(range(len(players))):
+        loaded = games.load(gid)
+        with loaded.lock:
+            games.refresh(loaded)
+            seat = chooser.choice(loaded.engine.to_act(loaded.state))
+            command = chooser.choice(loaded.engine.legal(loaded.state, seat))
+        games.submit(gid, None, command, None, None, f"{gid}-{n}", principal=principal_of(app, keys[players[seat]]))
+        decided.add(seat)
+        n += 1
+    resign = command_of(games, gid, {"type": "resign"})
+    games.submit(gid, None, resign, None, None, f"{gid}-resign", principal=principal_of(app, keys[quitter]))
+
+
+def rated_pair_game(client, host_key: str, guest_key: str) -> str:
+    table = client.post(
+        "/v1/tables", json={"game": "nauticus", "seats": 2, "rated": True}, headers=auth(host_key)
+    ).get_json()
+    joined = client.post(f"/v1/tables/{table['id']}/join", headers=auth(guest_key))
+    assert joined.status_code == 200, joined.get_json()
+    return joined.get_json()["game_id"]
+
+
+def bot_game(client, key: str, level: int) -> tuple[str, str]:
+    """A rated two-seat Nauticus table of the player and the house bot of ``level``."""
+    table = client.post(
+        "/v1/tables", json={"game": "nauticus", "seats": 2, "rated": True}, headers=auth(key)
+    ).get_json()
+    started = client.post(f"/v1/tables/{table['id']}/bots", json={"level": level}, headers=auth(key))
+    assert started.status_code == 200, started.get_json()
+    body = started.get_json()
+    return body["game_id"], next(p for p in body["players"] if p.startswith("nauticus-bot-"))
+
+
+def test_a_ring_of_fresh_accounts_lists_none_of_its_members(app, client, ctx):
+    """The probe's ring: a boss and five fresh puppets, three rated Nauticus games each, every
+    puppet resigning after its first decision.  It counts (every seat decided), and lists
+    nobody: nobody in it has an established opponent, so no rating moves either."""
+    boss, boss_key = register(client, unique("boss"))
+    puppets = dict(register(client, unique("puppet")) for _ in range(5))
+    handles = [boss, *puppets]
+    for i, (puppet, key) in enumerate(puppets.items()):
+        for j in range(3):
+            gid = rated_pair_game(client, boss_key, key)
+            first_decisions_then_resign(app, gid, {boss: boss_key, puppet: key}, puppet, seed=10 * i + j)
+            assert unrated(client, ctx, gid) is None  # it counts
+    fold(ctx)
+    after = ratings(client, handles)
+    assert after["listed"] == []
+    boss_rating = after["records"][boss][0]
+    assert (boss_rating["games"], boss_rating["wins"], boss_rating["provisional"]) == (15, 15, True)
+    # Games against no established opponent move no rating: the boss is where it started.
+    assert boss_rating["rating"] == 0.0 and boss_rating["position"] is None
+    # Live equals rebuild.
+    before = {h: client.get(f"/v1/players/{h}").get_json() for h in handles}
+    lb.consume(ctx.redis, ctx.store, rebuild=True)
+    assert {h: client.get(f"/v1/players/{h}").get_json() for h in handles} == before
+
+
+def test_a_player_who_beats_established_players_and_house_bots_is_listed(app, client, ctx, settings):
+    """Trust is earned against established opponents over a day: house bots are established
+    from the start; a player who beats three of them five times over more than a day is
+    established, and one who beats it and the bots is listed as well."""
+    from service.adapters.house_bots import HouseBots
+    from service.domain import identity
+
+    HouseBots(ctx.store.pool).provision(["nauticus"], [1, 2, 3], settings.bot_key_secret)
+    games = app.extensions["quarterdeck"].games
+    clock = Clock("2032-03-01T00:00:00")
+    with_now, games.now = games.now, clock
+    bot_keys = {h: identity.bot_key(settings.bot_key_secret, h) for h in (f"nauticus-bot-{n}" for n in (1, 2, 3))}
+
+    def beat_the_bots(handle: str, key: str, levels: list[int]) -> None:
+        for n, level in enumerate(levels):
+            gid, bot = bot_game(client, key, level)
+            first_decisions_then_resign(app, gid, {handle: key, bot: bot_keys[bot]}, bot, seed=n)
+            clock.advance(hours=7)
+
+    try:
+        eve, eve_key = register(client, unique("eve"))
+        ann, ann_key = register(client, unique("ann"))
+        beat_the_bots(eve, eve_key, [1, 2, 3, 1, 2])  # five games, three bots, 28 hours
+        fold(ctx)
+        assert ratings(client, [eve])["listed"] == [eve]
+        # Within the day, the same games do not list: Ann's first four are less than 24 hours.
+        beat_the_bots(ann, ann_key, [1, 2, 3])
+        gid = rated_pair_game(client, ann_key, eve_key)
+        first_decisions_then_resign(app, gid, {ann: ann_key, eve: eve_key}, eve, seed=7)
+        fold(ctx)
+        assert ratings(client, [ann])["listed"] == []
+        clock.advance(hours=4)
+        beat_the_bots(ann, ann_key, [3])
+    finally:
+        games.now = with_now
+    fold(ctx)
+    page = client.get(f"/v1/players/{ann}").get_json()["ratings"][0]
+    assert (page["games"], page["wins"], page["provisional"]) == (5, 5, False) and page["position"] is not None
+    assert page["rating"] > 0.0
+    assert ratings(client, [ann, eve])["listed"] == sorted([ann, eve])
+    live = {h: client.get(f"/v1/players/{h}").get_json() for h in (ann, eve)}
+    board = client.get("/v1/leaderboards/nauticus?limit=500").get_json()
+    lb.consume(ctx.redis, ctx.store, rebuild=True)
+    assert {h: client.get(f"/v1/players/{h}").get_json() for h in (ann, eve)} == live
+    assert client.get("/v1/leaderboards/nauticus?limit=500").get_json() == board
