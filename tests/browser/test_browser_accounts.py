@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import requests
 from conftest import FLAGS, Browser
-from play_helpers import CONTROLS, play_randomly
 from support.browser import by, no_sideways_scroll, wait_for
 from support.live import live_service
+from support.play_helpers import CONTROLS, play_randomly
 
 from service.games import registry
 

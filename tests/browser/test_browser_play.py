@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 import requests
-from play_helpers import play_randomly
 from support.browser import DESKTOP, by, no_sideways_scroll, wait_for
 from support.live import live_service
+from support.play_helpers import play_randomly
 
 #: What Chromium logs for an intent the server answered 409 (the page shows the new board).
 CONFLICT_LINE = "/intents - Failed to load resource: the server responded with a status of 409"
