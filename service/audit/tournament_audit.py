@@ -16,8 +16,8 @@ from service.adapters.eventstore import EventStore
 from service.adapters.kept_audits import KeptAudits
 from service.adapters.tournament_store import TournamentStore
 from service.audit.checks import audit_events
+from service.domain.errors import tournament_not_found
 from service.domain.pipeline import GAME_CREATED, GAME_FINISHED, shown_result
-from service.service_layer.tournaments import not_found
 from service.tournaments import audit as pure_audit
 
 #: Stream events as the pure audit reads them.
@@ -42,19 +42,18 @@ def game_facts(game_events: list[Any]) -> dict[str, Any]:
 
 
 def audit_tournament(
-    tstore: TournamentStore, store: EventStore, tournament_id: str, *, with_seed: bool = False
+    tstore: TournamentStore, store: EventStore, tournament_id: str, *, kept: KeptAudits, with_seed: bool = False
 ) -> dict[str, Any]:
     """The audit report: ``{"ok", "complete", "checks": {"stream", "seed",
     "pairings", "standings", "games"}}``.  ``with_seed``: the organiser's (or
     operator's) audit of a running tournament, re-pairing with the seed the
     store keeps (the report never shows it)."""
     if tstore.record(tournament_id) is None:
-        raise not_found()
+        raise tournament_not_found()
     events = [{"type": e.type, "data": e.data} for e in tstore.read(tournament_id)]
     seed = tstore.seed(tournament_id) if with_seed else None
     facts: dict[str, dict[str, Any]] = {}
     own: dict[str, dict[str, Any]] = {}
-    kept = KeptAudits(store.pool, store.pool_timeout)
     for gid in game_ids(events):
         stream = store.read(gid)
         facts[gid] = game_facts(stream)

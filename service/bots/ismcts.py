@@ -165,12 +165,12 @@ def choose_ismcts(
             available: list[_Node] = []
             moves: list[Command] = []
             for key, command in legal.items():
-                child = node.children.get(key)
-                if child is None:
+                known = node.children.get(key)
+                if known is None:
                     untried.append((key, command))
                 else:
-                    child.avail += 1
-                    available.append(child)
+                    known.avail += 1
+                    available.append(known)
                     moves.append(command)
             if untried:
                 key, command = untried[rnd.randrange(len(untried))]

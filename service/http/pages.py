@@ -151,7 +151,7 @@ def _partial() -> bool:
 
 def _viewer_label(game: dict[str, Any]) -> dict[str, Any]:
     """Who the page is for, as the JSON API decided it (``seat``), plus whether
-    the header carried the organiser token (it only chooses which controls to show)."""
+    the header carried the operator token (it only chooses which controls to show)."""
     organiser = is_admin(bearer())
     seat = game.get("seat")
     if organiser:
