@@ -45,7 +45,7 @@ require = if [ -z "$(strip $($(1)))" ]; then echo "error: 'make $@' needs $(1)=<
 # scripts/ is not installed, so it is found beside the Makefile.
 script = $(LOAD_ENV); $(PY) -m scripts.$(1) $(ARGS)
 
-.PHONY: help install run test test-fast test-layer migrate worker bots bot-worker analysis-worker rebuild catch-up backup restore restore-pitr audit replay export verify lint fmt \
+.PHONY: help install run test test-fast test-layer migrate worker bots bot-worker analysis-worker rebuild catch-up backup restore restore-pitr audit replay export verify lint typecheck fmt \
         bench bench-deps bench-report demo tournament-demo soak up down clean browser screenshots docker-engine ha-packages
 
 help: ## list the targets
@@ -187,6 +187,9 @@ verify: install ## check an exported bundle offline: BUNDLE=<path> (needs no ser
 lint: install ## ruff check + ruff format --check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+typecheck: install ## mypy over service/ and projections/, strict for the domain, engines and bots
+	$(VENV)/bin/mypy
 
 fmt: install ## ruff format + ruff check --fix
 	$(VENV)/bin/ruff format .

@@ -64,7 +64,7 @@ def _ms(iso: str) -> int:
     return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-def board_fields(
+def render_board_fields(
     engine: Engine,
     info: dict[str, Any],
     state: State,
@@ -108,7 +108,7 @@ def board_fields(
 
 
 def stream_terms(events: list[StoredEvent]) -> dict[str, Any]:
-    """What :func:`board_fields` takes from a stream besides the state (the keyword arguments
+    """What :func:`render_board_fields` takes from a stream besides the state (the keyword arguments
     of a rebuild from stored events): the closing event's result, and the clock recorded with
     the last event."""
     last = events[-1] if events else None

@@ -106,7 +106,7 @@ def page(
     (``EventStore.finished_rows``): a finished game's read model leaves Redis
     after its retention (``projections/runner.py``) but stays in the lists,
     and its row is made from its stream exactly as from its hash.  A game
-    not (yet) projected is left out, as before."""
+    not (yet) projected is left out."""
     key = keys.games_list(facets)
     with r.pipeline(transaction=False) as pipe:
         pipe.zcard(key)

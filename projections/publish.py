@@ -10,7 +10,7 @@ rather than polling (docs/API.md "Streams and waits").
   the announcement, in the same atomic write: every field of the write that a
   board shows (views, legal lists, status, clock...; not the engine's state nor
   the seats' token hashes).  Only a process that streams the game subscribes
-  to it (``service/http/waiting.py``), so a follower gets every version, in
+  to it (``service/http/live/hub.py``), so a follower gets every version, in
   order, even the ones the hash has already moved past when it is served; a
   channel nobody listens to costs Redis next to nothing.
 * An account's events (``PUBLISH a:{<handle>}:events <json>``, one line of
@@ -28,7 +28,7 @@ Redis server they are published with ``PUBLISH``; on a Redis Cluster with
 ``SPUBLISH`` (sharded pub/sub: ``projections.runner.cluster_plan``), so an
 announcement stays on its slot's node.  The API subscribes to the channels of
 the games and accounts it has waiters for, and to nothing else
-(``service/http/waiting.py``).
+(``service/http/live/hub.py``).
 
 Pub/sub is fire and forget: a subscriber that is disconnected misses
 messages.  Followers therefore never trust it alone: on reconnecting, and on a

@@ -36,7 +36,7 @@ from redis.cluster import key_slot
 from redis.commands.core import CoreCommands
 
 from projections import deadlines, game_lists, keys, publish
-from projections.boards import board_fields, dumps, info_of
+from projections.boards import dumps, info_of, render_board_fields
 from service import redis_roles
 from service.adapters.eventstore import EventStore, StoreUnavailable
 from service.domain import clocks, counting
@@ -413,11 +413,11 @@ def _prepare(
     # The platform's result (forfeits ranked last, or an abort) closes the stream.
     result = batch.datas[-1]["result"] if closed else None
     engine = registry.get(info["game"], info["rules_version"])
-    # This process's own last fold, or the checkpoint's JSON (board_fields makes the
+    # This process's own last fold, or the checkpoint's JSON (render_board_fields makes the
     # bytes written independent of which: it renders from the canonical state).
     state = current.state if isinstance(current, Known) else orjson.loads(raw_state) if raw_state else None
     state = fold_batch(engine, batch, state)
-    fields = board_fields(engine, info, state, batch.last_seq, finished, result=result, clock=batch.clock)
+    fields = render_board_fields(engine, info, state, batch.last_seq, finished, result=result, clock=batch.clock)
     if closed and counting.asked_rated(info):
         # Once per rated game, at its finish: did every seat make its first decision?
         reason = counting.unrated_reason(info, result, decided() if decided else set())
@@ -482,7 +482,7 @@ def sweep(
     game), projects each game it touches, then moves the cursor.  Returns the
     number of games caught up."""
     raw = r.get(keys.SWEEP_CURSOR)
-    cursor: Cursor = tuple(json.loads(raw)) if raw else START  # type: ignore[assignment]
+    cursor: Cursor = tuple(json.loads(raw)) if raw else START  # type: ignore[assignment]  # stored as a Cursor
     caught = seen = 0
     while True:
         rows = store.feed_positions(after=cursor, limit=batch)
@@ -522,7 +522,7 @@ def sweep(
 #: A projection that reads the global feed (leaderboards...), run after the
 #: boards in a sweep and a rebuild: ``consumer(r, store, rebuild, progress)``.
 #: The composition root (``service.bootstrap``) lists them, in order.
-GlobalConsumer = Callable[[redis.Redis, EventStore, bool, Callable[[str], None] | None], None]
+GlobalConsumer = Callable[[redis.Redis, EventStore, bool, Callable[[str], None] | None], int]
 
 
 def _delete_matching(r: redis.Redis, pattern: str) -> int:

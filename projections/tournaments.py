@@ -170,12 +170,17 @@ def _fold(raw_state: bytes | None, raw_created: bytes | None, new: list[StoredEv
 
 
 def consume(
-    r: redis.Redis, store: EventStore, rebuild: bool = False, progress: Callable[[str], None] | None = None
+    r: redis.Redis,
+    store: EventStore,
+    rebuild: bool = False,
+    progress: Callable[[str], None] | None = None,
+    *,
+    tstore: TournamentStore,
 ) -> int:
-    """The global consumer (``service.bootstrap.GLOBAL_PROJECTIONS``): catch up
-    every tournament whose stream moved since the cursor; with ``rebuild``,
-    drop every tournament's read model and fold each from its whole stream."""
-    tstore = TournamentStore(store.pool, store.pool_timeout)
+    """The global consumer (``service.bootstrap.global_projections``, which binds
+    ``tstore``): catch up every tournament whose stream moved since the cursor;
+    with ``rebuild``, drop every tournament's read model and fold each from its
+    whole stream."""
     if rebuild:
         return _rebuild(r, tstore, progress)
     caught = sweep(r, tstore)
@@ -187,7 +192,7 @@ def consume(
 def sweep(r: redis.Redis, store: TournamentStore, batch: int = 1000) -> int:
     """Catch up every tournament touched in the feed after the cursor, then move it."""
     raw = r.get(CURSOR)
-    cursor: Cursor = tuple(json.loads(raw)) if raw else START  # type: ignore[assignment]
+    cursor: Cursor = tuple(json.loads(raw)) if raw else START  # type: ignore[assignment]  # stored as a Cursor
     caught = 0
     while rows := store.feed_positions(after=cursor, limit=batch):
         for tid in dict.fromkeys(t for _, t, _ in rows):

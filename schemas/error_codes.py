@@ -27,7 +27,7 @@ CODES: dict[int, dict[str, str]] = {
         "not_your_game": "An organiser's key has rights only over the games it created.",
         "not_your_table": "Only the table's owner (or its organiser) may seat a house bot.",
         "not_your_tournament": "Only the organiser of this tournament (or the operator) may do this.",
-        "organiser_disabled": "Organiser endpoints are disabled: ADMIN_TOKEN is not set.",
+        "organiser_disabled": "Operator endpoints are disabled: ADMIN_TOKEN is not set.",
         "organiser_key_required": "This needs the organiser of this game (or the operator).",
         "player_key_required": "Only a player's key can join a table.",
         "seat_token_required": "Legal intents belong to a seat: send a seat's token.",

@@ -97,7 +97,7 @@ STATUS_TEXT = {
 # -- markers for routes -----------------------------------------------------------
 def auth(kind: str) -> Callable:
     """The credential an operation takes: ``"none"``, ``"optional"`` (a game's
-    reads: a seat token, the organiser token or nothing) or ``"required"``."""
+    reads: a seat token, the operator token or nothing) or ``"required"``."""
     if kind not in SECURITY:
         raise ValueError(f"auth kind {kind!r}: one of {sorted(SECURITY)}")
     return Blueprint.doc(**{_AUTH: kind})

@@ -1,5 +1,5 @@
 """``make tournament-demo``: a Swiss tournament of bot accounts, played to the end
-against a running service (docs/TOURNAMENTS.md, issue 18 "Done when").
+against a running service (docs/TOURNAMENTS.md).
 
 With the operator token it makes an organiser; the organiser creates a
 12-player, 3-round Swiss of 4-player Nauticus, registers 12 bot accounts and

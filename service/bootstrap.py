@@ -21,33 +21,40 @@ import orjson
 import redis
 from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool
+from redis import Redis
 from rq import Queue
 
 from projections import leaderboards
 from projections import tournaments as tournament_standings
 from projections.runner import Checkpoints, GlobalConsumer
 from service import redis_roles
+from service.adapters.accounts import AccountStore
 from service.adapters.analyses import Analyses
 from service.adapters.announcements import PubSubOpener
 from service.adapters.eventstore import EventStore, check_if_idle, configure_connection
+from service.adapters.house_bots import HouseBots
 from service.adapters.invitations import Invitations
+from service.adapters.kept_audits import KeptAudits
 from service.adapters.lobby import Limits, Lobby
 from service.adapters.rate_limits import RateLimits
+from service.adapters.stream_slots import StreamSlots
 from service.adapters.tournament_store import TournamentStore
 from service.config import Settings
 from service.games import registry
+from service.nudge import ProjectionQueue
 from service.service_layer.commands import GameService
 from service.service_layer.invitations import InvitationService
 from service.service_layer.lobby import LobbyService
 from service.service_layer.tournament_rounds import RoundRunner
 from service.service_layer.tournaments import TournamentService
 from service.service_layer.unit_of_work import UnitOfWork
-from workers.nudge import Nudge
 
-#: The projections that read the global feed, in the order a sweep and a
-#: rebuild run them (after the per-game boards, which they may read).  The
-#: tournaments' standings read their own streams' feed (migration 0007).
-GLOBAL_PROJECTIONS: tuple[GlobalConsumer, ...] = (leaderboards.consume, tournament_standings.consume)
+
+def global_projections(tournament_store: TournamentStore) -> tuple[GlobalConsumer, ...]:
+    """The projections that read the global feed, in the order a sweep and a
+    rebuild run them (after the per-game boards, which they may read).  The
+    tournaments' standings read their own streams' feed (migration 0007)."""
+    return (leaderboards.consume, partial(tournament_standings.consume, tstore=tournament_store))
 
 
 @dataclass
@@ -59,17 +66,18 @@ class Components:
     #: The read side's Redis (``Settings.read_url``; a ``RedisCluster`` for a cluster URL).
     redis: redis.Redis
     queue: Queue
-    #: The one nudge, told of every commit: a game's, a tournament's (``workers/nudge.py``).
-    nudge: Nudge
+    #: The one nudge, told of every commit: a game's, a tournament's (``service/nudge.py``).
+    nudge: ProjectionQueue
     #: Tournament streams (migration 0007).
     tournament_store: TournamentStore
-    global_projections: tuple[GlobalConsumer, ...] = GLOBAL_PROJECTIONS
+    #: :func:`global_projections` over ``tournament_store``.
+    global_projections: tuple[GlobalConsumer, ...] = ()
     #: The projection worker's last writes (``Settings.projection_cache`` games; its drain
     #: jobs run one at a time in the worker's process, the only user).
     checkpoints: Checkpoints = field(default_factory=lambda: Checkpoints(0))
     #: The queue's plain Redis (``Settings.queue_url``: RQ and the projection nudge); the
     #: read side's client itself when both roles share one server.
-    queue_redis: redis.Redis | None = None
+    queue_redis: Redis | None = None
 
     def ping_redis(self) -> None:
         """PING every Redis role (the read side's and, when apart, the queue's): a
@@ -93,7 +101,7 @@ def freeze_startup_heap() -> None:
     our 2-core machine, a pause in which the process answers nothing and
     projects nothing, and the largest outliers of ``lag_p99_ms`` and of
     ``/healthz`` (docs/PERFORMANCE.md, "Engines imported and the heap frozen").  They are
-    never freed anyway; whatever is created later is collected as before."""
+    never freed anyway; whatever is created later is collected as usual."""
     gc.collect()
     gc.freeze()
 
@@ -172,6 +180,26 @@ def invitation_service(
     return InvitationService(store, games, register, partial(unit_of_work, components))
 
 
+def accounts(components: Components) -> AccountStore:
+    """The accounts and their keys (docs/API.md "Accounts")."""
+    return AccountStore(components.store.pool, components.settings.pool_timeout)
+
+
+def house_bots(components: Components) -> HouseBots:
+    """The house bots' accounts (docs/BOTS.md "House bots")."""
+    return HouseBots(components.store.pool, components.settings.pool_timeout)
+
+
+def kept_audits(components: Components) -> KeptAudits:
+    """The audit reports kept per game and version (``service/audit``)."""
+    return KeptAudits(components.store.pool, components.settings.pool_timeout)
+
+
+def stream_slots(components: Components, lease_seconds: float) -> StreamSlots:
+    """One stream's slots (``service/adapters/stream_slots.py``), leased for ``lease_seconds``."""
+    return StreamSlots(components.redis, lease_seconds=lease_seconds)
+
+
 def rq_connection(settings: Settings) -> redis.Redis:
     """An RQ worker's own connection to the queue's Redis, without the components'
     socket timeout: its blocking dequeue waits far longer than a query ever should."""
@@ -194,7 +222,7 @@ def analyses(components: Components) -> Analyses:
 
 
 def announcements(settings: Settings) -> PubSubOpener:
-    """What opens the waiting hub's pub/sub connections (``service/http/waiting.py``)
+    """What opens the live hub's pub/sub connections (``service/http/live/hub.py``)
     to the read side's Redis: ``opener(name)``, at the hub's start and after a failover."""
 
     def connect(name: str) -> Any:
@@ -243,13 +271,15 @@ def bootstrap(settings: Settings | None = None) -> Components:
     # needs one (which would take ~100 ms longer than the rest; ``make bench``:
     # lag_p99_ms).
     registry.names()
+    tournament_store = TournamentStore(pool, settings.pool_timeout)
     return Components(
         settings=settings,
         store=EventStore(pool, settings.pool_timeout),
         redis=r,
         queue=queue,
-        nudge=Nudge(queue_r, queue, settings.projection_shards),
-        tournament_store=TournamentStore(pool, settings.pool_timeout),
+        nudge=ProjectionQueue(queue_r, queue, settings.projection_shards),
+        tournament_store=tournament_store,
+        global_projections=global_projections(tournament_store),
         checkpoints=Checkpoints(settings.projection_cache),
         queue_redis=queue_r,
     )

@@ -58,7 +58,7 @@ def _rebuild_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--processes",
         type=int,
-        default=int(os.environ.get("QD_REBUILD_PROCESSES") or os.cpu_count() or 1),
+        default=Settings.from_env().rebuild_processes or os.cpu_count() or 1,
         help="processes folding games side by side (default: the CPU count, or QD_REBUILD_PROCESSES)",
     )
 
@@ -115,7 +115,8 @@ def _catch_up(ns: argparse.Namespace, settings: Settings) -> int:
 def _bots(ns: argparse.Namespace, settings: Settings) -> int:
     """Provision the house bots (idempotent): per game and level, one account per
     seat the game has at most, keyed from the bot secret (docs/BOTS.md "House bots")."""
-    from service.adapters.house_bots import HouseBots, levels
+    from service.adapters.house_bots import levels
+    from service.bootstrap import house_bots
     from service.games import registry
 
     secret = settings.bot_key_secret
@@ -125,7 +126,7 @@ def _bots(ns: argparse.Namespace, settings: Settings) -> int:
     try:
         # As many bots of each level as the game has seats: a table can be filled with them.
         seats = {game: registry.get(game).max_players for game in registry.names()}
-        bots = HouseBots(ctx.store.pool, settings.pool_timeout).provision(registry.names(), levels(), secret, seats)
+        bots = house_bots(ctx).provision(registry.names(), levels(), secret, seats)
     finally:
         ctx.close()
     print(f"{len(bots)} house bot(s): " + ", ".join(b.handle for b in bots))
@@ -315,11 +316,12 @@ def _tournament_args(p: argparse.ArgumentParser) -> None:
 
 def _tournament_audit(ns: argparse.Namespace, settings: Settings) -> int:
     from service.audit.tournament_audit import audit_tournament
+    from service.bootstrap import kept_audits
 
     ctx = _components(settings)
     try:
         # The operator's audit: with the kept seed, so a running tournament's pairings are re-made too.
-        report = audit_tournament(ctx.tournament_store, ctx.store, ns.tournament, with_seed=True)
+        report = audit_tournament(ctx.tournament_store, ctx.store, ns.tournament, with_seed=True, kept=kept_audits(ctx))
     finally:
         ctx.close()
     if ns.json:

@@ -6,6 +6,11 @@ import os
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+#: The rate limits' budgets (docs/API.md "Rate limits"): each has its settings
+#: ``limit_<budget>`` and ``limit_<budget>_key`` below.
+ACCOUNTS, CREATION, INTENTS, READS, EXPENSIVE = "accounts", "creation", "intents", "reads", "expensive"
+BUDGETS = (ACCOUNTS, CREATION, INTENTS, READS, EXPENSIVE)
+
 
 def _int(env: dict[str, str], name: str, default: int) -> int:
     raw = env.get(name)
@@ -165,6 +170,13 @@ class Settings:
     #: States kept in the command path's in-process cache.
     state_cache_size: int = 2048
     log_level: str = "INFO"
+    #: RQ's own log level in the workers: RQ logs two lines per job at INFO, and
+    #: projection jobs are many and short, so it speaks only of problems unless asked.
+    rq_log_level: str = "WARNING"
+    #: Seconds between the projection worker's sweeps for lagging games (``workers/__main__.py``).
+    sweep_seconds: float = 5.0
+    #: Processes ``make rebuild`` folds games with side by side (0: one per CPU).
+    rebuild_processes: int = 0
     #: Projection shards: a drain job per shard, so at most this many workers
     #: project side by side (``projections/keys.py``).  Set it to the number
     #: of RQ workers; one worker needs one.

@@ -14,7 +14,7 @@ CONFLICTS = Counter("qd_version_conflicts_total", "Appends that lost a race for 
 ENQUEUE_FAILURES = Counter("qd_enqueue_failures_total", "Projection jobs that could not be enqueued")
 DIRECT_LINES = Counter(
     "qd_stream_direct_writes_total",
-    "Game stream writes made by the waiting hub's listener itself (service/http/waiting.py), by outcome: "
+    "Game stream writes made by the live hub's listener itself (service/http/live/hub.py), by outcome: "
     "whole, or handed back to the stream (a socket that took part of it, or a stream not at the head)",
     ["outcome"],
 )

@@ -3,7 +3,7 @@ models in Redis (cosmicpython's "views").  Handlers and pages call these with th
 components' read-side client; no HTTP or page module talks to Redis itself
 (tests/unit/test_architecture.py).
 
-The streams' reads (:func:`board_fields`, :func:`turns_now`) raise
+The streams' reads (:func:`read_board_fields`, :func:`turns_now`) raise
 :class:`ReadModelsUnavailable` when Redis fails them: a stream goes on without
 that read (its next announcement or safety re-read reads again); the app
 answers 503 ``redis_unavailable`` to one that reaches it.
@@ -12,6 +12,7 @@ answers 503 ``redis_unavailable`` to one that reaches it.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -20,7 +21,11 @@ import redis
 
 from projections import game_lists, keys, leaderboards, publish
 from projections import tournaments as tournament_view
-from service.domain import identity
+from service.domain import identity, pipeline
+from service.games.base import ADMIN
+
+#: The fields of a game's read model every viewer's board is made of (besides its view).
+BOARD_FIELDS = ("version", "info", "status", "to_act", "result", "auth", "clock", "unrated_reason")
 
 
 class ReadModelsUnavailable(Exception):
@@ -91,12 +96,18 @@ def tournament_summary(r: redis.Redis, tournament_id: str) -> dict[str, Any] | N
     return tournament_view.read(r, tournament_id, "tournament")
 
 
-def board_fields(r: redis.Redis, game_id: str, names: list[str]) -> list[bytes | None]:
+def tournament_body(tournament_id: str, state: Any, version: int, created_at: str | None) -> dict[str, Any]:
+    """A tournament's ``GET /v1/tournaments/{id}`` body from its folded state (the answer
+    of every command, before its read model is projected)."""
+    return tournament_view.summary(tournament_id, state, version, created_at)
+
+
+def read_board_fields(r: redis.Redis, game_id: str, names: list[str]) -> list[bytes | None]:
     """``names`` of the game's read model, from one ``HMGET`` (the projection writes
-    them in one MULTI, so they reflect exactly one version); None for a field (or a
-    game) not there."""
+    them in one guarded script, ``projections.runner.GUARDED``, so they reflect
+    exactly one version); None for a field (or a game) not there."""
     try:
-        return r.hmget(keys.game(game_id), names)
+        return r.hmget(keys.game(game_id), names)  # type: ignore[return-value]  # bytes: no decode_responses
     except redis.RedisError as exc:
         raise ReadModelsUnavailable(type(exc).__name__) from exc
 
@@ -128,3 +139,43 @@ def ask_for_read_model(catch_up: Callable[[str], None], game_id: str) -> None:
     gone; Redis away loses only the ask."""
     with contextlib.suppress(redis.RedisError):
         catch_up(game_id)
+
+
+def view_field(viewer: Any) -> str:
+    """The read-model field of ``viewer``'s view (``ADMIN``, a seat, or None: the public)."""
+    return "view:admin" if viewer == ADMIN else "view:public" if viewer is None else f"view:{viewer}"
+
+
+def board_names(viewer: Any) -> list[str]:
+    """The read-model fields of ``viewer``'s board (``GET /v1/games/{id}``, every
+    board line of its stream, and what a house bot decides on)."""
+    return [*BOARD_FIELDS, view_field(viewer)]
+
+
+def board_body(gid: str, viewer: Any, model: dict[str, Any]) -> dict[str, Any]:
+    """``viewer``'s board from one read of :func:`board_names` (before the
+    ``GameOut`` schema): what ``GET`` answers, what a stream carries, and what a
+    house bot sees."""
+    view = model[view_field(viewer)]
+    info = json.loads(model["info"])
+    return {
+        "id": gid,
+        "game": info["game"],
+        "version": int(model["version"]),
+        "status": model["status"].decode(),
+        "players": info["players"],
+        "to_act": json.loads(model["to_act"]),
+        "view": json.loads(view) if view else {},
+        "result": pipeline.shown_result(json.loads(model["result"])),
+        "seat": viewer if isinstance(viewer, int) else None,
+        "created_at": info["created_at"],
+        "seed_commitment": info["seed_commitment"],
+        "rules_version": info["rules_version"],
+        # Games from before accounts are casual (docs/API.md "Rated and casual games"); a game
+        # asked to be rated that did not count says why (service/domain/counting.py).
+        "rated": bool(info.get("rated", False)) and not model.get("unrated_reason"),
+        "unrated_reason": model["unrated_reason"].decode() if model.get("unrated_reason") else None,
+        "created_by": info.get("created_by"),
+        # As of this version (service/domain/clocks.py); games from before clocks have none.
+        "clock": json.loads(model["clock"]) if model.get("clock") else None,
+    }

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import threading
 import time
 
@@ -47,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = components.settings
     configure_logging(settings.log_level)
     stop = threading.Event()
-    interval = float(os.environ.get("QD_SWEEP_SECONDS", "5"))
+    interval = settings.sweep_seconds
     if args.burst:
         jobs.sweep()
         timeouts.tick(components, timeouts.service(components))
@@ -61,9 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     while True:
         try:
             worker = ProjectionWorker([Queue(settings.queue_name, connection=conn)], connection=conn)
-            # RQ logs two lines per job at INFO; projection jobs are many and
-            # short, so RQ speaks only of problems unless asked (QD_RQ_LOG_LEVEL).
-            worker.work(burst=args.burst, logging_level=os.environ.get("QD_RQ_LOG_LEVEL", "WARNING"))
+            worker.work(burst=args.burst, logging_level=settings.rq_log_level)
             return 0
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             # Redis went away: wait for it rather than die (no manual restart).

@@ -46,14 +46,16 @@ from rq import Queue, Retry, get_current_job
 
 from projections import game_lists, keys, publish
 from schemas.intents import parse_intent
+from service import bootstrap, views
 from service import metrics as service_metrics
-from service.adapters.accounts import AccountStore
-from service.adapters.house_bots import HouseBot, HouseBots
+from service.adapters.house_bots import HouseBot
+from service.adapters.rate_limits import INTENTS, RateLimited
 from service.bootstrap import game_service, rate_limits, rq_connection
 from service.config import Settings
 from service.domain import identity
 from service.domain.errors import DomainError
 from service.domain.identity import Principal
+from service.domain.tokens import rate_credential
 from workers import context, metrics
 
 log = logging.getLogger(__name__)
@@ -171,8 +173,8 @@ class Actor:
     def __init__(self, ctx: context.Context):
         self.ctx = ctx
         self.games = game_service(ctx, cache_size=CACHE_SIZE)
-        self.accounts = AccountStore(ctx.store.pool, ctx.settings.pool_timeout)
-        self.bots = HouseBots(ctx.store.pool, ctx.settings.pool_timeout)
+        self.accounts = bootstrap.accounts(ctx)
+        self.bots = bootstrap.house_bots(ctx)
         self.limits = _limits(ctx.settings)
 
     def act(self, game_id: str, handle: str) -> Outcome:
@@ -207,11 +209,8 @@ class Actor:
         """The bot's seat, the version, its board and its legal intents, from ONE
         read of the read model (so they are of one version); or why there is
         nothing to do."""
-        from service.http.games import board_body  # the board exactly as GET /v1/games/{id} builds it
-
         r = self.ctx.redis
-        key = keys.game(game_id)
-        info = r.hget(key, "info")  # who sits where never changes for a game
+        [info] = views.read_board_fields(r, game_id, ["info"])  # who sits where never changes for a game
         if info is None:
             self.games.catch_up(game_id)
             raise RuntimeError(f"game {game_id} has no read model yet")  # retried
@@ -222,12 +221,12 @@ class Actor:
         if seat is None:
             return Outcome("not_seated")
         names = [*_BOARD, f"view:{seat}", f"legal:{seat}"]
-        model = dict(zip(names, r.hmget(key, names), strict=True))
+        model = dict(zip(names, views.read_board_fields(r, game_id, names), strict=True))
         if model["version"] is None:
             raise RuntimeError(f"game {game_id}'s read model went away")  # retried
         if model["status"] != b"active":
             return Outcome("finished", int(model["version"]))
-        board = board_body(game_id, seat, model)
+        board = views.board_body(game_id, seat, model)  # exactly as GET /v1/games/{id} builds it
         if board["status"] != "active" or seat not in board["to_act"]:
             return Outcome("not_to_act", board["version"])
         # A house bot never resigns: the clock is the backstop.
@@ -275,7 +274,7 @@ def _seed(game_id: str, version: int, seat: int) -> int:
 
 
 def _limits(settings: Settings) -> Any:
-    """The API's rate limits (``service/http/limits.py``), or ``None`` when they are off."""
+    """The API's rate limits (``service/adapters/rate_limits.py``), or ``None`` when they are off."""
     if not settings.rate_limits:
         return None
     return rate_limits(settings)
@@ -290,12 +289,10 @@ def _take_limit(limits: Any, handle: str, key: str) -> None:
     over it, wait as ``Retry-After`` says (a bot is bound like any client)."""
     if limits is None:
         return
-    from service.http.limits import INTENTS, RateLimited, credential
-
     waited = 0.0
     while True:
         try:
-            limits.check(INTENTS, f"bot:{handle}", credential(key))
+            limits.check(INTENTS, f"bot:{handle}", rate_credential(key))
             return
         except RateLimited as exc:
             if waited >= LIMIT_WAIT:
@@ -382,7 +379,7 @@ class Listener:
 
     def __init__(self, ctx: context.Context, queue: Queue):
         self.ctx, self.queue = ctx, queue
-        self.bots = HouseBots(ctx.store.pool, ctx.settings.pool_timeout)
+        self.bots = bootstrap.house_bots(ctx)
 
     def handles(self) -> list[str]:
         return [b.handle for b in self.bots.all()]
@@ -438,7 +435,6 @@ class Listener:
 def main(argv: list[str] | None = None) -> int:
     """``python -m workers.bots``: the listener thread and one RQ worker on the bots' queue."""
     import argparse
-    import os
 
     from service.logs import configure_logging
     from workers.rq_worker import ProjectionWorker
@@ -469,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
                 worker.work(
                     burst=args.burst,
                     with_scheduler=not args.burst,
-                    logging_level=os.environ.get("QD_RQ_LOG_LEVEL", "WARNING"),
+                    logging_level=settings.rq_log_level,
                 )
                 return 0
             except (redis.ConnectionError, redis.TimeoutError) as exc:

@@ -21,7 +21,7 @@ DRAIN_BATCH = 64
 
 def drain(shard: int) -> int:
     """Catch up every game marked dirty in ``shard`` (the API marks a game at
-    each commit, ``workers.nudge``), then linger (``Settings.projection_linger``):
+    each commit, ``service.nudge``), then linger (``Settings.projection_linger``):
     projecting new commits as they arrive, woken by each, without a new RQ job
     apiece.  Returns the number of games projected."""
     ctx = context.get()
@@ -43,7 +43,7 @@ def _linger(ctx: context.Context, shard: int, seconds: float, flagged: float) ->
     """Project commits as they wake the job for ``seconds`` (or until another
     job waits), then clear the flag (set at ``flagged``, monotonic) and drain
     once more."""
-    from workers.nudge import LINGER_POLL, LINGER_TTL
+    from service.nudge import LINGER_POLL, LINGER_TTL
 
     nudge = ctx.nudge
     gather = ctx.settings.projection_gather
@@ -84,7 +84,7 @@ def _drain_dirty(ctx: context.Context, shard: int, first: list[str] | None = Non
 
     A batch smaller than :data:`DRAIN_BATCH` emptied the set: no second pop.
     A game marked after it either wakes the lingering job (its flag is
-    ``lingering``) or, with no flag, enqueues a new drain job (``Nudge.__call__``),
+    ``lingering``) or, with no flag, enqueues a new drain job (``ProjectionQueue.__call__``),
     so stopping there misses nothing."""
     projected = 0
     any_finished = False

@@ -3,7 +3,7 @@ rounds (``service.service_layer.tournament_rounds``).  They take ids only and ar
 idempotent: a duplicated, late or concurrent job does no harm.
 
 Three things advance a tournament (docs/TOURNAMENTS.md "The worker"): a new
-round's pairing (``workers.nudge.Nudge.tournament``, also right after the
+round's pairing (``service.nudge.ProjectionQueue.tournament``, also right after the
 start), a tournament game's end seen by the projection drain
 (:func:`games_finished`), and the periodic sweep (:func:`sweep`), the safety
 net for a lost job or a worker that was down.

@@ -1,4 +1,4 @@
-"""CPU used per request across every server process of a phase (issue #20).
+"""CPU used per request across every server process of a phase.
 
 A phase's figure is the CPU seconds its servers used (gunicorn's master and
 workers, the RQ worker, PostgreSQL, Redis) divided by the requests accepted.
@@ -7,7 +7,7 @@ Each group is a process tree; its CPU is every live process's user+system time
 so PostgreSQL backends that close during a phase are still counted (their time
 lands in the postmaster's ``cutime``).  PostgreSQL and Redis are shared with
 whatever else runs on the machine: their share includes other users' work,
-so the figure is only comparable between runs taken in one quiet sitting.
+so the figure is only comparable between runs taken in one quiet run.
 """
 
 from __future__ import annotations

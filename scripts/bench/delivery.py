@@ -15,7 +15,7 @@ commit to the follower's read, per line), ``healthz_p99_ms_with_followers``
 (one prober, every 20 ms, during the intents), ``api_intents_16_with_followers``
 (the intents rate meanwhile; the target is its ratio to ``api_intents_16``),
 and in the details: the same intents rate measured just before on another 50
-games with no follower (``api_intents_16_same_sitting``), and whether every
+games with no follower (``api_intents_16_same_run``), and whether every
 follower received every change in order and ended at its game's head.
 """
 
@@ -115,7 +115,7 @@ def run(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: float,
     quiet = _create(svc, ctx, 7000, GAMES, steps)
     followed = _create(svc, ctx, 8000, GAMES, steps)
 
-    say(f"  api_intents_16 on {GAMES} games, no follower (same sitting)")
+    say(f"  api_intents_16 on {GAMES} games, no follower (same run)")
     ticks0 = machine_ticks()
     alone = bench_api.api_intents(url, quiet, CLIENTS, seconds)
     busy_alone = busy_share(ticks0)
@@ -219,8 +219,8 @@ def run(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: float,
         p50_ms=with_followers.p(50),
         p99_ms=with_followers.p(99),
         errors=with_followers.errors,
-        api_intents_16_same_sitting=alone.rate,
-        ratio_same_sitting=with_followers.rate / alone.rate if alone.rate else None,
+        api_intents_16_same_run=alone.rate,
+        ratio_same_run=with_followers.rate / alone.rate if alone.rate else None,
     )
     _floor(res, alone.rate, busy_alone, detail["changes_published"] / max(with_followers.ok, 1), line_bytes, say)
     say(

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from projections.boards import board_fields, info_from, is_finished
+from projections.boards import info_from, is_finished, render_board_fields
 from scripts.bench.env import ROOT
 from service.adapters.eventstore import EventStore
 from service.domain.records import StoredEvent
@@ -27,7 +27,7 @@ def load_streams(store: EventStore, game_ids: list[str]) -> list[list[StoredEven
 
 def fold_ceiling(streams: list[list[StoredEvent]], repeat_until: float = 2.0) -> dict[str, Any]:
     """Events/s of what a projection does with a stream, minus all I/O:
-    ``evolve`` every event, then ``board_fields`` (every view and legal list,
+    ``evolve`` every event, then ``render_board_fields`` (every view and legal list,
     serialised) once per game — exactly the work of one game's rebuild."""
     events = done = 0
     started = time.perf_counter()
@@ -37,7 +37,7 @@ def fold_ceiling(streams: list[list[StoredEvent]], repeat_until: float = 2.0) ->
             assert info is not None
             engine = registry.get(info["game"], info["rules_version"])
             state = fold_stream(engine, stream, None)
-            board_fields(engine, info, state, stream[-1].seq, is_finished(stream, False))
+            render_board_fields(engine, info, state, stream[-1].seq, is_finished(stream, False))
             events += len(stream)
         done += 1
         if time.perf_counter() - started >= repeat_until:

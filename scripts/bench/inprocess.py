@@ -3,7 +3,7 @@
 ``make bench`` measures the service as it runs (gunicorn, the RQ worker, PostgreSQL), and on a
 shared VM its figures wander by a third between runs of the same tree (docs/PERFORMANCE.md,
 "Running the benchmark").  This measures one side at a time in this process only, against the real
-PostgreSQL and Redis, so that two trees run alternately in one sitting compare:
+PostgreSQL and Redis, so that two trees run alternately in one run compare:
 
 * ``--part api``: the app's WSGI callable (``create_app``), called directly with prepared
   ``POST /v1/games/{id}/intents`` requests of planned legal intents: everything of an intent
@@ -17,7 +17,7 @@ PostgreSQL and Redis, so that two trees run alternately in one sitting compare:
 * ``--part domain``: of that work, what the rules themselves cost, in memory with no I/O and no
   framework: the same planned intents decided and sealed (``pipeline.act``: the rules, the
   clock, the hash chain) and each game's board fields rendered once an intent
-  (``projections.boards.board_fields``: views and legal lists per seat, as a projection
+  (``projections.boards.render_board_fields``: views and legal lists per seat, as a projection
   writes them).  It needs no database; ``act_us_per_intent`` and ``views_us_per_intent``
   split its figure.
 
@@ -188,7 +188,7 @@ def _domain(plans: list[bench_plan.Plan], rounds: int) -> dict[str, Any]:
             t0 = time.process_time()
             decision = pipeline.act(engine, state, step.seat, command, replace(head, meta=meta))
             t1 = time.process_time()
-            boards.board_fields(engine, info, decision.state, head.version + len(decision.events), False)
+            boards.render_board_fields(engine, info, decision.state, head.version + len(decision.events), False)
             t2 = time.process_time()
             if [e.data for e in decision.events[: len(step.events)]] != [e.data for e in step.events]:
                 raise SystemExit(f"bench_inprocess: {plan.game} decided otherwise than its plan at step {r}")

@@ -36,7 +36,7 @@ from flask import Flask, request
 from psycopg_pool import ConnectionPool
 
 from service.adapters.eventstore import insert_guarded
-from workers.coalesce import Coalescer
+from service.coalesce import Coalescer
 
 TABLE = "minimum_events"
 DIRTY, PENDING, WAKE = "min:dirty", "min:pending", "min:wake"
@@ -73,7 +73,7 @@ def make_app() -> Flask:
     pool.open(wait=False)
     r = redis.Redis.from_url(os.environ["REDIS_URL"])
     script = r.register_script(MARK)
-    # The service's own group commit (workers/coalesce.py): the marks that arrive while
+    # The service's own group commit (service/coalesce.py): the marks that arrive while
     # one is in flight go together in the next call, as the service's nudge does.
     mark: Coalescer[str] = Coalescer(lambda games: script(keys=[DIRTY, PENDING, WAKE], args=games))
     flask_app = Flask("bench_minimum")

@@ -95,7 +95,7 @@ class Results:
         def at_most(name: str, v: float | None, goal: float) -> Target:
             return Target(name, v, f"<= {goal:g}", None if v is None else v <= goal)
 
-        # Stated against bounds measured in the same sitting (the design's minimum, the floor
+        # Stated against bounds measured in the same run (the design's minimum, the floor
         # of delivery), so that a goal means the same on a fast machine and a busy one.
         followers_share = self.ratio("api_intents_16_with_followers", "api_intents_16")
         floor = self.get("followers_ratio_bound")
@@ -195,7 +195,7 @@ def table(res: Results) -> str:
         met = "—" if t.met is None else ("yes" if t.met else "NO")
         lines.append(f"{t.name:<52} {_fmt(t.value):>10}  {t.goal:<9} {met}")
     # The bounds the targets are stated against, and the bare-Flask baseline, from the same
-    # sitting: what no implementation of the design (or no stream server) could beat here.
+    # run: what no implementation of the design (or no stream server) could beat here.
     bounds = [
         ("the design's minimum, intents/s (minimum_intents_16)", res.get("minimum_intents_16")),
         ("the design's minimum, CPU ms an intent", res.get("cpu_ms_per_minimum_intent")),

@@ -1,5 +1,5 @@
 """``make bench``: Quarterdeck's speed, measured side by side with the
-machine's limits and a peer library, in one sitting.
+machine's limits and a peer library, in one run.
 
 Absolute numbers drift between machines; ratios measured together do not.
 One run measures (see ``docs/PERFORMANCE.md``):
@@ -434,7 +434,7 @@ def run_rebuild(env: BenchEnv, res: Results, svc: GameService, ctx: Any, scale: 
 
 
 @dataclass
-class Sitting:
+class BenchRun:
     """What every phase measures with: the bench's servers and processes, the
     figures so far, a game service on the bench database, and the options."""
 
@@ -449,17 +449,17 @@ class Sitting:
 
 #: The phases, in the order they run: (the names ``--only`` and the positional
 #: arguments know it by, the function).  ``@phase`` adds to it.
-PHASES: list[tuple[tuple[str, ...], Callable[[Sitting], None]]] = []
+PHASES: list[tuple[tuple[str, ...], Callable[[BenchRun], None]]] = []
 
 
-def phase(*names: str) -> Callable[[Callable[[Sitting], None]], Callable[[Sitting], None]]:
+def phase(*names: str) -> Callable[[Callable[[BenchRun], None]], Callable[[BenchRun], None]]:
     """Register a phase.  Adding one is this decorator on one function that
-    measures and ``sitting.res.put(key, value, **details)``s its figures (their
+    measures and ``bench.res.put(key, value, **details)``s its figures (their
     unit and meaning go in ``scripts/bench/report.py``'s ``FIGURES``); it runs
     after the phases defined above it.  A function answering to several names
     (``api``, ``lag``, ``depth``) runs once if any of them is asked for."""
 
-    def register(run: Callable[[Sitting], None]) -> Callable[[Sitting], None]:
+    def register(run: Callable[[BenchRun], None]) -> Callable[[BenchRun], None]:
         PHASES.append((names, run))
         return run
 
@@ -472,7 +472,7 @@ def phase_names() -> list[str]:
 
 
 @phase("pg")
-def phase_pg(s: Sitting) -> None:
+def phase_pg(s: BenchRun) -> None:
     for n in (1, CLIENTS):
         say(f"pg_commit_{n}: bare psycopg INSERT+COMMIT on {n} connection(s)")
         rate = bench_baseline.pg_commit(s.env.database_url, n, s.seconds / 2)
@@ -481,7 +481,7 @@ def phase_pg(s: Sitting) -> None:
 
 
 @phase("flask")
-def phase_flask(s: Sitting) -> None:
+def phase_flask(s: BenchRun) -> None:
     env, res = s.env, s.res
     url = env.start_gunicorn("baseline", "scripts.bench.wsgi:app")
     say(f"flask_insert_16: minimal Flask INSERT endpoint under the same gunicorn at {url}")
@@ -497,12 +497,12 @@ def phase_flask(s: Sitting) -> None:
 
 
 @phase("minimum")
-def phase_minimum(s: Sitting) -> None:
+def phase_minimum(s: BenchRun) -> None:
     run_minimum(s.env, s.res, s.svc, s.seconds)
 
 
 @phase("peer")
-def phase_peer(s: Sitting) -> None:
+def phase_peer(s: BenchRun) -> None:
     say("peer_cmd_1: eventsourcing reload-decide-save on the same PostgreSQL")
     peer = bench_peer.peer_cmd(s.env.database_url, s.seconds / 2)
     s.res.put("peer_cmd_1", peer.get("rate"), **peer)
@@ -510,7 +510,7 @@ def phase_peer(s: Sitting) -> None:
 
 
 @phase("bgio")
-def phase_bgio(s: Sitting) -> None:
+def phase_bgio(s: BenchRun) -> None:
     # Just before the api phase, so that the two rates compared are measured close together.
     why = bench_bgio.missing()
     if why:
@@ -520,28 +520,28 @@ def phase_bgio(s: Sitting) -> None:
 
 
 @phase("api", "lag", "depth")
-def phase_http(s: Sitting) -> None:
+def phase_http(s: BenchRun) -> None:
     run_http(s.env, s.res, s.svc, s.ctx, s.seconds, s.only)
 
 
 @phase("minimum")
-def phase_minimum_again(s: Sitting) -> None:
+def phase_minimum_again(s: BenchRun) -> None:
     # After the api phase: the minimum's second run (run_minimum pools the two).
     run_minimum(s.env, s.res, s.svc, s.seconds)
 
 
 @phase("limits")
-def phase_limits(s: Sitting) -> None:
+def phase_limits(s: BenchRun) -> None:
     run_limited(s.env, s.res, s.svc, s.ctx, s.seconds)
 
 
 @phase("followers")
-def phase_followers(s: Sitting) -> None:
+def phase_followers(s: BenchRun) -> None:
     bench_delivery.run(s.env, s.res, s.svc, s.ctx, s.seconds, say)
 
 
 @phase("click")
-def phase_click(s: Sitting) -> None:
+def phase_click(s: BenchRun) -> None:
     why = bench_click.missing()
     if why:
         say(f"click: skipped: {why}")
@@ -550,7 +550,7 @@ def phase_click(s: Sitting) -> None:
 
 
 @phase("playout")
-def phase_playout(s: Sitting) -> None:
+def phase_playout(s: BenchRun) -> None:
     say("playouts: random 2-player games in process")
     for name, p in bench_fold.playouts(max(1.0, s.seconds / 4)).items():
         s.res.put(f"playout.{name}", p["rate"], **p)
@@ -558,7 +558,7 @@ def phase_playout(s: Sitting) -> None:
 
 
 @phase("storage")
-def phase_storage(s: Sitting) -> None:
+def phase_storage(s: BenchRun) -> None:
     say("storage: PostgreSQL bytes per event, in a database of its own (scripts/bench/storage.py)")
     pg = bench_storage.pg_bytes(s.env.database_url, say)
     s.res.put("pg_bytes_per_event", pg["bytes_per_event"], **pg)
@@ -569,7 +569,7 @@ def phase_storage(s: Sitting) -> None:
 
 
 @phase("rebuild")
-def phase_rebuild(s: Sitting) -> None:
+def phase_rebuild(s: BenchRun) -> None:
     # A database of its own (and a Redis DB): the store holds full games at the two sizes
     # and nothing else.  The bench database holds the HTTP phases' hundreds of short games
     # (~90k events): rebuilt there, both sizes would be about the same and the memory growth
@@ -597,7 +597,7 @@ def bot_pairings() -> list[tuple[str, int, str, str]]:
 
 
 @phase("bots")
-def phase_bots(s: Sitting) -> None:
+def phase_bots(s: BenchRun) -> None:
     """The house bots' pairings (:func:`bot_pairings`; ``BENCH_BOT_PAIRINGS``, comma-separated
     ``game:seats:a:b``, picks some), seats rotated, ``BENCH_BOT_GAMES`` games a pairing (100): win
     rates with their 95 % interval against their goal, CPU and iterations per decision per level, and
@@ -662,11 +662,11 @@ def main(argv: list[str] | None = None) -> int:
         say("warning: the machine is busy (load > 1.5): absolute figures will be low; ratios still compare")
     env.reset()
     ctx = make_context(Settings(database_url=env.database_url, redis_url=env.redis_url))
-    sitting = Sitting(env, res, GameService(ctx.store, nudge=lambda _gid: None), ctx, seconds, args.scale, only)
+    bench = BenchRun(env, res, GameService(ctx.store, nudge=lambda _gid: None), ctx, seconds, args.scale, only)
     try:
         for phase_of, run in PHASES:
             if any(_phase(name, only) for name in phase_of):
-                run(sitting)
+                run(bench)
     finally:
         ctx.close()
         env.close()

@@ -1,4 +1,4 @@
-"""Storage figures (issue #20): ``pg_bytes_per_event`` (the ``events`` table
+"""Storage figures: ``pg_bytes_per_event`` (the ``events`` table
 with its indexes, per event, for games played through the command path with
 ``make run``'s default clock), ``redis_bytes_per_active_game`` and
 ``redis_bytes_per_finished_game`` (``MEMORY USAGE`` of every key a game owns,

@@ -1,5 +1,5 @@
-"""The waiting hub's connection to the projection's announcements
-(``projections/publish.py``; the hub is ``service/http/waiting.py``).
+"""The live hub's connection to the projection's announcements
+(``projections/publish.py``; the hub is ``service/http/live/hub.py``).
 
 :class:`PubSub` is one pub/sub connection and the reads that go with it: on
 one Redis server it uses ``SUBSCRIBE``; on a Redis Cluster, ``SSUBSCRIBE``

@@ -156,7 +156,7 @@ def json_text(obj: Any) -> str:
     longer check.  The intents' schemas bound every integer a client sends; an
     engine that produced one would fail loudly here instead.  Anything else
     orjson refuses (a key that is not a string) is written as the standard
-    library writes it, as before."""
+    library writes it."""
     try:
         return orjson.dumps(obj).decode()
     except orjson.JSONEncodeError:
@@ -270,7 +270,7 @@ def check_if_idle(conn: psycopg.Connection) -> None:
     now = time.monotonic()
     if now - getattr(conn, "_qd_used_at", float("-inf")) >= RECHECK_AFTER:
         ConnectionPool.check_connection(conn)
-    conn._qd_used_at = now  # type: ignore[attr-defined]
+    conn._qd_used_at = now  # type: ignore[attr-defined]  # our mark on the pool's connection
 
 
 def configure_connection(conn: psycopg.Connection) -> None:
@@ -339,8 +339,8 @@ class EventStore(Pooled):
         record and an optional state snapshot in the same transaction.
         Raises :class:`Conflict` if the stream moved."""
         gid = uuid.UUID(game_id)
-        # One guarded statement for the first rows (at most _GUARDED_ROWS: 10
-        # parameters a row, and PostgreSQL takes 65535); the rest, if any,
+        # One guarded statement for the first rows (at most _GUARDED_ROWS:
+        # _PARAMS_PER_ROW a row, and PostgreSQL takes 65535); the rest, if any,
         # in the same transaction.
         head = sealed[:_GUARDED_ROWS]
         every = event_params(gid, sealed)

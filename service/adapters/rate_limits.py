@@ -19,12 +19,17 @@ from limits.storage import MemoryStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 
 from service import redis_roles
-from service.config import Settings
+from service.config import (  # noqa: F401  (the budgets' names, for callers of this module)
+    ACCOUNTS,
+    BUDGETS,
+    CREATION,
+    EXPENSIVE,
+    INTENTS,
+    READS,
+    Settings,
+)
 
 log = logging.getLogger(__name__)
-
-ACCOUNTS, CREATION, INTENTS, READS, EXPENSIVE = "accounts", "creation", "intents", "reads", "expensive"
-BUDGETS = (ACCOUNTS, CREATION, INTENTS, READS, EXPENSIVE)
 
 
 #: One client's windows, checked and counted together (``limits``' sliding-window

@@ -378,7 +378,7 @@ def check_projection(
     import redis
 
     from projections import keys
-    from projections.boards import board_fields, dumps, info_from, is_finished, stream_terms
+    from projections.boards import dumps, info_from, is_finished, render_board_fields, stream_terms
 
     key = keys.game(game_id)
     head = events[-1].seq if events else 0
@@ -405,7 +405,7 @@ def check_projection(
         engine, _ = _engine_for(prefix)
         info = info_from(prefix, None)
         state = fold_stream(engine, prefix)
-        fresh = board_fields(engine, info, state, version, is_finished(prefix, False), **stream_terms(prefix))
+        fresh = render_board_fields(engine, info, state, version, is_finished(prefix, False), **stream_terms(prefix))
     except registry.RulesVersionUnavailable as exc:
         return Check(False, f"rules_version_unavailable: {exc}", details | {"error": "rules_version_unavailable"})
     except Exception as exc:

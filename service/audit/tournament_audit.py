@@ -18,8 +18,8 @@ from service.adapters.kept_audits import KeptAudits
 from service.adapters.tournament_store import TournamentStore
 from service.audit.checks import audit_events
 from service.bots import analysis
+from service.domain.errors import tournament_not_found
 from service.domain.pipeline import GAME_CREATED, GAME_FINISHED, shown_result
-from service.service_layer.tournaments import not_found
 from service.tournaments import audit as pure_audit
 
 #: Stream events as the pure audit reads them.
@@ -48,6 +48,7 @@ def audit_tournament(
     store: EventStore,
     tournament_id: str,
     *,
+    kept: KeptAudits,
     with_seed: bool = False,
     analyses: Analyses | None = None,
     caller: tuple[str | None, str] | None = None,
@@ -57,12 +58,11 @@ def audit_tournament(
     operator's) audit of a running tournament, re-pairing with the seed the
     store keeps (the report never shows it)."""
     if tstore.record(tournament_id) is None:
-        raise not_found()
+        raise tournament_not_found()
     events = [{"type": e.type, "data": e.data} for e in tstore.read(tournament_id)]
     seed = tstore.seed(tournament_id) if with_seed else None
     facts: dict[str, dict[str, Any]] = {}
     own: dict[str, dict[str, Any]] = {}
-    kept = KeptAudits(store.pool, store.pool_timeout)
     for gid in game_ids(events):
         stream = store.read(gid)
         facts[gid] = game_facts(stream)

@@ -14,8 +14,7 @@ from service.adapters.eventstore import EventStore
 from service.adapters.tournament_store import TournamentStore
 from service.audit import bundle as game_bundle
 from service.audit.verify import TOURNAMENT_FORMAT, TOURNAMENT_FORMAT_VERSION, manifest_entry
-from service.domain.errors import game_not_found
-from service.service_layer.tournaments import not_found
+from service.domain.errors import game_not_found, tournament_not_found
 
 
 def build(tstore: TournamentStore, store: EventStore, tournament_id: str) -> dict[str, Any]:
@@ -23,7 +22,7 @@ def build(tstore: TournamentStore, store: EventStore, tournament_id: str) -> dic
     runs): the secret seed never leaves otherwise."""
     record = tstore.record(tournament_id)
     if record is None:
-        raise not_found()
+        raise tournament_not_found()
     events = [e.to_json() for e in tstore.read(tournament_id)]
     games = []
     for e in events:

@@ -164,9 +164,9 @@ def choose_ismcts(
                 for command in engine.legal(state, mover):
                     # The wire form's canonical JSON once per distinct command, not once per iteration.
                     spelled = repr(command)
-                    key = root_keys.get(spelled)
-                    if key is None:
-                        key = root_keys[spelled] = intent_key(command.to_json())
+                    if spelled not in root_keys:
+                        root_keys[spelled] = intent_key(command.to_json())
+                    key = root_keys[spelled]
                     if key in wanted:
                         legal[key] = command
                 first = False
@@ -178,12 +178,12 @@ def choose_ismcts(
             available: list[_Node] = []
             moves: list[Command] = []
             for key, command in legal.items():
-                child = node.children.get(key)
-                if child is None:
+                known = node.children.get(key)
+                if known is None:
                     untried.append((key, command))
                 else:
-                    child.avail += 1
-                    available.append(child)
+                    known.avail += 1
+                    available.append(known)
                     moves.append(command)
             if untried:
                 key, command = untried[rnd.randrange(len(untried))]

@@ -50,6 +50,10 @@ def game_not_found() -> NotFound:
     return NotFound("game_not_found", "No such game.")
 
 
+def tournament_not_found() -> NotFound:
+    return NotFound("tournament_not_found", "No such tournament.")
+
+
 def version_conflict(expected: int | None, current: int | None = None) -> Conflicting:
     details: dict[str, Any] = {"expected_version": expected}
     if current is not None:

@@ -13,7 +13,7 @@ is to one game.
   slow KDF and a lookup by hash reveals nothing about any other key.
 * Rights: the operator (``ADMIN_TOKEN``) has every right; an organiser key has
   the organiser's rights only over the games it created
-  (:func:`organises`); the key of an account sitting in a seat acts for that
+  (:func:`organises`); the key of an account in a seat acts for that
   seat (:func:`account_seat`).
 """
 
@@ -108,7 +108,7 @@ def new_key() -> str:
 
 
 def looks_like_key(credential: str | None) -> bool:
-    return bool(credential) and credential.startswith(KEY_PREFIX)  # type: ignore[union-attr]
+    return credential is not None and credential.startswith(KEY_PREFIX)
 
 
 def hash_key(key: str) -> bytes:

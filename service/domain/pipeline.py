@@ -72,7 +72,8 @@ def created_data(
     """The opening event's data: everything public about the game's identity,
     and the terms it was created on (``rated``, ``accounts``, ``created_by``,
     ``table``, ``joined``, ``clock``, ...; those given as ``None`` are left
-    out, so a game created without them opens exactly as before)."""
+    out, so the opening of a game without them has the same data, and the same
+    hash, as one recorded before those terms existed)."""
     data = {
         "game": game,
         "rules_version": rules_version,
@@ -249,8 +250,8 @@ def final_result(engine: Engine, state: State) -> dict[str, Any] | None:
     ``completed`` when the rules ended the game, ``forfeit`` when fewer than two seats were
     left; ``forfeited`` lists the seats that left, in order.
 
-    A game in which nobody left records the engine's result as it is, exactly as before
-    forfeits existed, so that every stream recorded earlier re-decides byte for byte; readers
+    A game in which nobody left records the engine's result as it is, as streams recorded
+    without forfeits did, so that every stream recorded earlier re-decides byte for byte; readers
     show it with ``"reason": "completed", "forfeited": []`` (:func:`shown_result`)."""
     out = forfeited(state)
     result = engine.result(state)
@@ -377,7 +378,7 @@ def abort(
 ) -> Decision:
     """End the game unrated: ``GameAborted`` (``reason``, ``by``) and ``GameFinished`` with
     ``"reason": "aborted"`` and no ranking (leaderboards pass it over)."""
-    result = {
+    result: dict[str, Any] = {
         "reason": "aborted",
         "forfeited": list(forfeited(state)),
         "ranking": [],

@@ -58,7 +58,7 @@ from typing import Any, ClassVar, Protocol
 
 from service.games.rng import Rng
 
-#: The organiser's viewer sentinel: sees everything.
+#: The operator's viewer sentinel (``ADMIN_TOKEN``, or an organiser's key on its own game): sees everything.
 ADMIN = "admin"
 
 #: A viewer is a seat index, ``None`` for a spectator, or :data:`ADMIN`.
@@ -92,7 +92,8 @@ class Command:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
-        for name in _field_names(type(self)):
+        # A class is hashable; mypy reads a dataclass's instances' ``__hash__`` as the class's.
+        for name in _field_names(type(self)):  # type: ignore[arg-type]
             out[name] = getattr(self, name)
         return out
 
@@ -351,7 +352,7 @@ def clone_state(state: State) -> State:
     return marshal.loads(marshal.dumps(state))
 
 
-def ranks_from_scores(keys: dict[int, tuple]) -> tuple[list[int], dict[str, int]]:
+def ranks_from_scores(keys: dict[int, tuple[Any, ...]]) -> tuple[list[int], dict[str, int]]:
     """Competition ranking (1, 1, 3...) from per-seat sort keys, higher is
     better.  Seats with equal keys share a rank."""
     order = sorted(keys, key=lambda s: (tuple(-k for k in keys[s]), s))

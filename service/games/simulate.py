@@ -108,7 +108,7 @@ def replay(
     return events, state
 
 
-def bench(engine: Engine, players: int, options: dict[str, Any], games: int = 20, base_seed: int = 0) -> dict:
+def bench(engine: Engine, players: int, options: dict[str, Any], games: int = 20, base_seed: int = 0) -> dict[str, Any]:
     """Intents per second over ``games`` random playouts."""
     intents = 0
     seconds = 0.0

@@ -26,13 +26,14 @@ from service.http import (
     invitations,
     leaderboards,
     limits,
+    live,
     ops,
     streams,
     tables,
     tournaments,
-    waiting,
 )
 from service.http.errors import ApiError, from_domain, unavailable
+from service.http.live.hub import Hub
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
     commands = game_service(components, on_conflict=metrics.CONFLICTS.inc)
     app.extensions["quarterdeck"] = common.Services(components, commands)
     # Waits and streams sleep on the projection's announcements (connects on first use).
-    app.extensions[waiting.EXTENSION] = waiting.Hub(announcements(settings))
+    app.extensions[live.EXTENSION] = Hub(announcements(settings))
 
     api = QuarterdeckApi(
         app,
@@ -102,7 +103,7 @@ def create_app(settings: Settings | Components | None = None, **flask_config: An
     _register_errors(app)
     from service.http import pages
 
-    pages.register(app)  # HTML for people (issue 19); its errors are pages, /v1 keeps JSON
+    pages.register(app)  # HTML for people; its errors are pages, /v1 keeps JSON
     return app
 
 

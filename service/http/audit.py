@@ -7,7 +7,7 @@ Who sees what:
   the key of the organiser who created the game (over its games only);
 * once a game has finished, everyone sees everything (the seed is revealed);
 * while it runs, the feed redacts hidden data for the caller's seat (or for a
-  spectator), and time travel, audit and export need the organiser token.
+  spectator), and time travel, audit and export need the operator token.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Response, request
 from flask_smorest import Blueprint
@@ -23,17 +23,20 @@ from marshmallow import Schema, fields, validate
 
 from schemas import openapi
 from schemas.http import ErrorOut
-from service.adapters.eventstore import EventStore
-from service.adapters.kept_audits import KeptAudits
 from service.audit import bundle, reading
 from service.audit import checks as audit
 from service.domain.identity import GameAccess
 from service.domain.records import GameRecord
 from service.games import registry
 from service.games.base import ADMIN, Engine
-from service.http import games, limits, streams, waiting
+from service.http import games, limits, live, streams
 from service.http.common import bearer, game_access, require_organiser, services, viewer_for
 from service.http.errors import ApiError, not_found
+from service.http.live import framing
+from service.http.live.hub import Hub, Watch
+
+if TYPE_CHECKING:
+    from service.adapters.eventstore import EventStore
 
 blp = Blueprint(
     "audit",
@@ -188,12 +191,12 @@ def _engine(record: GameRecord) -> Engine:
 
 
 # -- the feed -----------------------------------------------------------------
-def _ndjson(line: dict[str, Any]) -> str:
-    return json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
+def _ndjson(line: dict[str, Any]) -> bytes:
+    return framing.json_line(line)
 
 
-def _sse(line: dict[str, Any]) -> str:
-    return f"id: {line['seq']}\nevent: {line['type']}\ndata: {_ndjson(line)}\n"
+def _sse(line: dict[str, Any]) -> bytes:
+    return framing.sse(line["type"], framing.json_line(line), line["seq"])
 
 
 @blp.route("/<uuid:game_id>/events", methods=["GET"])
@@ -231,14 +234,14 @@ def events_feed(args: dict[str, Any], game_id: Any) -> Response:
         # PostgreSQL reads per follower (200 followers held /healthz at 210-270 ms
         # where 200 streams held it at 1.9 ms); the events themselves come from one
         # read shared by the followers at one place (_events_after).
-        model = games._read(gid, ["auth", "info", "status"])
+        model = games.read_game(gid, ["auth", "info", "status"])
         info = json.loads(model["info"])
         viewer = viewer_for(bearer(), json.loads(model["auth"]) if model["auth"] else [], GameAccess.from_created(info))
         game_name, rules_version = info["game"], info["rules_version"]
         head_known = (int(model["version"]), model["status"] == b"finished")
     else:
         record = _record(store, gid)
-        viewer = viewer_for(bearer(), [h.hex() for h in store.secrets(gid)[1]], game_access(gid))
+        viewer = viewer_for(bearer(), [h.hex() for h in store.token_hashes(gid)], game_access(gid))
         game_name, rules_version = record.game, record.rules_version
     engine: Engine | None = None
     try:
@@ -252,12 +255,13 @@ def events_feed(args: dict[str, Any], game_id: Any) -> Response:
     if resumed is not None and "after" not in request.args:
         after = resumed  # an EventSource reconnecting: go on after the last event it had
 
-    def lines(events: list, finished: bool) -> Iterator[str]:
+    def lines(events: list, finished: bool) -> Iterator[bytes]:
         reveal = finished or viewer == ADMIN
         if engine is None and not reveal:
             # Without the game's rules we cannot tell what is hidden: show nothing.
             raise ApiError(409, "rules_version_unavailable", f"{game_name} rules {rules_version} missing")
         for e in events:
+            # engine is None only with reveal, where feed_line redacts nothing and needs none.
             yield fmt(reading.feed_line(engine, e, viewer, reveal))  # type: ignore[arg-type]
 
     if head_known is None:
@@ -278,25 +282,25 @@ def events_feed(args: dict[str, Any], game_id: Any) -> Response:
         # An EventSource reconnecting after the end: 204 tells it to stop.
         return Response(status=204)
     slots = streams.open_slots()  # 429 too_many_streams beyond the client's share
-    hub = waiting.hub()
+    hub = live.current_hub()
     ping = svc.settings.stream_ping_seconds
 
     def end(reason: str) -> bytes:
         if reason == "idle":
             return b""  # a feed that idles just ends: resume with ?after=
         # A line without "seq": where to resume (?after=, or the SSE id already sent).
-        line = _ndjson({"type": "end", "reason": reason, "after": last}).encode()
-        return b"event: end\ndata: " + line + b"\n" if sse else line
+        line = _ndjson({"type": "end", "reason": reason, "after": last})
+        return framing.sse("end", line) if sse else line
 
     last = after
     finished = finished_before
     fresh = True
     # SSE: how soon to reconnect, in the first event's block (or alone, if
     # nothing is sent at once).
-    retry = f"retry: {streams.SSE_RETRY_MS}\n".encode() if sse else b""
+    retry = framing.sse_retry(streams.SSE_RETRY_MS) if sse else b""
 
     def follow() -> Iterator[bytes]:
-        # Woken by the projection's announcement of the game (service/http/waiting.py),
+        # Woken by the projection's announcement of the game (service/http/live/hub.py),
         # then one PostgreSQL read shared by the followers at the same place; sent
         # by the loop every live response shares (streams.deliver).
         with hub.watch(gid) as watch:
@@ -315,7 +319,7 @@ def events_feed(args: dict[str, Any], game_id: Any) -> Response:
                     key = (viewer, finished, sse, last)
                     text = rendered.get(key)
                     if text is None:
-                        text = rendered.setdefault(key, "".join(lines(events, finished)).encode())
+                        text = rendered.setdefault(key, b"".join(lines(events, finished)))
                     out, retry = retry + text, b""
                     last = events[-1].seq
                 elif retry and not finished:
@@ -330,7 +334,7 @@ def events_feed(args: dict[str, Any], game_id: Any) -> Response:
                 step,
                 end,
                 slots,
-                ping=b": waiting\n\n" if sse else b"",
+                ping=framing.sse_comment("waiting") if sse else b"",
                 ping_seconds=ping,
                 idle_seconds=idle,
                 max_seconds=MAX_FOLLOW_SECONDS,
@@ -339,9 +343,7 @@ def events_feed(args: dict[str, Any], game_id: Any) -> Response:
     return streams.streaming(follow(), sse, slots)
 
 
-def _events_after(
-    hub: waiting.Hub, watch: waiting.Watch, store: EventStore, gid: str, last: int
-) -> tuple[list, dict[Any, bytes]]:
+def _events_after(hub: Hub, watch: Watch, store: EventStore, gid: str, last: int) -> tuple[list, dict[Any, bytes]]:
     """The game's events after ``last``, from one read shared by every
     follower of the game in this process that is at (or past) the same place,
     and that read's lines as each kind of viewer was sent them (filled by the
@@ -376,7 +378,7 @@ def _page(
     if not have_rules and not (finished or viewer == ADMIN):
         list(lines([], False))  # raises rules_version_unavailable before anything is sent
 
-    def body() -> Iterator[str]:
+    def body() -> Iterator[bytes]:
         for event in store.iter_stream(gid, after=after, batch=FEED_BATCH):
             if event.seq > upto:
                 return
@@ -393,14 +395,14 @@ def _page(
 @openapi.auth("optional")  # the organiser while the game runs; anyone after
 @blp.arguments(StateArgs(), location="query")
 @blp.response(200, StateOut)
-@blp.alt_response(401, schema=ErrorOut, description="Game running and no organiser token")
-@blp.alt_response(403, schema=ErrorOut, description="Game running and not the organiser token")
+@blp.alt_response(401, schema=ErrorOut, description="Game running and no operator token")
+@blp.alt_response(403, schema=ErrorOut, description="Game running and not the operator token")
 @blp.alt_response(404, schema=ErrorOut, description="No such game")
 @blp.alt_response(409, schema=ErrorOut, description="The game's rules version is not on this server")
 @blp.alt_response(422, schema=ErrorOut, description="Version or seat out of range")
 def state_at(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
     """The state, and a seat's view, after the first `version` events, rebuilt
-    from the stream alone (organiser token while the game runs; anyone after)."""
+    from the stream alone (operator token while the game runs; anyone after)."""
     store = services().store
     gid = str(game_id)
     _organiser_unless_finished(store, gid)
@@ -428,8 +430,8 @@ _AUDITING_LOCK = threading.Lock()
 @openapi.auth("optional")
 @blp.arguments(AuditArgs(), location="query")
 @blp.response(200, AuditOut)
-@blp.alt_response(401, schema=ErrorOut, description="Game running and no organiser token")
-@blp.alt_response(403, schema=ErrorOut, description="Game running and not the organiser token")
+@blp.alt_response(401, schema=ErrorOut, description="Game running and no operator token")
+@blp.alt_response(403, schema=ErrorOut, description="Game running and not the operator token")
 @blp.alt_response(404, schema=ErrorOut, description="No such game")
 def audit_game(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
     """Four checks — `hash_chain`, `seed`, `redecide`, `projection` — each with
@@ -441,7 +443,7 @@ def audit_game(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
     _, finished = _organiser_unless_finished(svc.store, gid)
     if args["recheck"]:
         require_organiser(game_access(gid))
-    kept = KeptAudits(svc.store.pool, svc.settings.pool_timeout)
+    kept = svc.kept_audits
     head = svc.store.version(gid)
     if finished and not args["recheck"] and (report := kept.get(gid, head)) is not None:
         return report
@@ -464,8 +466,8 @@ def audit_game(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
 @blp.route("/<uuid:game_id>/export", methods=["GET"])
 @openapi.auth("optional")
 @blp.response(200, BundleOut, description="The audit bundle; `service/audit/verify.py` checks it offline.")
-@blp.alt_response(401, schema=ErrorOut, description="Game running and no organiser token")
-@blp.alt_response(403, schema=ErrorOut, description="Game running and not the organiser token")
+@blp.alt_response(401, schema=ErrorOut, description="Game running and no operator token")
+@blp.alt_response(403, schema=ErrorOut, description="Game running and not the operator token")
 @blp.alt_response(404, schema=ErrorOut, description="No such game")
 def export_game(game_id: Any) -> Response:
     """One JSON file with every event, the seed reveal and the rules version."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask_smorest import Blueprint
 
@@ -10,17 +10,19 @@ from schemas.bots import BotListOut, BotSeatIn
 from schemas.http import ErrorOut
 from schemas.tables import TableOut
 from service import views
-from service.adapters import house_bots
-from service.adapters.house_bots import HouseBot
+from service.bots import LEVELS
 from service.http.common import require_account, services
 from service.http.errors import ApiError
+
+if TYPE_CHECKING:
+    from service.adapters.house_bots import HouseBot
 
 blp = Blueprint("bots", __name__, url_prefix="/v1", description="House bots: accounts that play every game")
 
 
 def budget_ms(level: int) -> int | None:
     """A level's CPU budget per decision, from the bot package (``None``: a level it no longer has)."""
-    found = house_bots.level(level)
+    found = LEVELS.get(level)
     return round(found.budget_s * 1000) if found is not None else None
 
 

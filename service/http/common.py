@@ -8,23 +8,19 @@ import hmac
 import json
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import current_app, g, request
 from webargs.core import missing
 
 from service import bootstrap
-from service.adapters.accounts import AccountStore
-from service.adapters.analyses import Analyses
-from service.adapters.eventstore import EventStore
-from service.adapters.house_bots import HouseBots
 from service.bootstrap import Components
 from service.config import Settings
 from service.domain import identity
 from service.domain.identity import GameAccess, Principal
 from service.domain.tokens import hash_token
 from service.games.base import ADMIN
-from service.http import waiting
+from service.http.body_time import TimeLimitExceeded, time_limit
 from service.http.errors import ApiError
 from service.service_layer.commands import GameService
 from service.service_layer.invitations import InvitationService
@@ -32,6 +28,13 @@ from service.service_layer.lobby import LobbyService
 from service.service_layer.tournament_rounds import RoundRunner
 from service.service_layer.tournaments import TournamentService
 from service.tournaments.commands import RegisterPlayers
+
+if TYPE_CHECKING:
+    from service.adapters.accounts import AccountStore
+    from service.adapters.analyses import Analyses
+    from service.adapters.eventstore import EventStore
+    from service.adapters.house_bots import HouseBots
+    from service.adapters.kept_audits import KeptAudits
 
 
 @dataclass
@@ -61,7 +64,7 @@ class Services:
 
     @cached_property
     def accounts(self) -> AccountStore:
-        return AccountStore(self.store.pool, self.settings.pool_timeout)
+        return bootstrap.accounts(self.components)
 
     @cached_property
     def analyses(self) -> Analyses:
@@ -70,7 +73,11 @@ class Services:
 
     @cached_property
     def house_bots(self) -> HouseBots:
-        return HouseBots(self.store.pool, self.settings.pool_timeout)
+        return bootstrap.house_bots(self.components)
+
+    @cached_property
+    def kept_audits(self) -> KeptAudits:
+        return bootstrap.kept_audits(self.components)
 
     @cached_property
     def tournaments(self) -> TournamentService:
@@ -117,12 +124,12 @@ def is_admin(token: str | None) -> bool:
 
 def require_admin() -> None:
     if not services().settings.admin_token:
-        raise ApiError(403, "organiser_disabled", "Organiser endpoints are disabled: ADMIN_TOKEN is not set.")
+        raise ApiError(403, "organiser_disabled", "Operator endpoints are disabled: ADMIN_TOKEN is not set.")
     token = bearer()
     if not token:
-        raise ApiError(401, "token_required", "This endpoint needs the organiser token.")
+        raise ApiError(401, "token_required", "This endpoint needs the operator token.")
     if not is_admin(token):
-        raise ApiError(403, "invalid_token", "This is not the organiser token.")
+        raise ApiError(403, "invalid_token", "This is not the operator token.")
 
 
 def principal(token: str | None = None) -> Principal:
@@ -157,11 +164,8 @@ def require_account() -> Principal:
 
 
 def game_access(game_id: str) -> GameAccess:
-    """Who sits where and who organises a game, from its opening event."""
-    opening = services().store.read(game_id, after=0, upto=1)
-    if not opening:
-        raise ApiError(404, "game_not_found", "No such game.")
-    return GameAccess.from_created(opening[0].data)
+    """Who sits where and who organises a game (the command side's, read once per game)."""
+    return services().games.access_of(game_id)
 
 
 def require_organiser(access: GameAccess) -> Principal:
@@ -243,9 +247,9 @@ def check_body() -> None:
     try:
         # Under gevent a slow body costs a socket, not a worker; still, it must
         # arrive in time (gunicorn bounds the headers: service/http/gunicorn_conf.py).
-        with waiting.time_limit(settings.body_read_seconds):
+        with time_limit(settings.body_read_seconds):
             raw = request.get_data(cache=True)
-    except waiting.TimeLimitExceeded:
+    except TimeLimitExceeded:
         raise ApiError(
             408, "request_timeout", f"The request body did not arrive within {settings.body_read_seconds:g} s."
         ) from None

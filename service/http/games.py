@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import secrets
 from typing import Any
 
 from flask import g, request
@@ -28,29 +27,27 @@ from schemas.http import (
 from schemas.intents import parse_intent
 from service import metrics, views
 from service.adapters.eventstore import StoreUnavailable
-from service.domain import clocks, identity, pipeline
+from service.domain import identity
 from service.domain.errors import DomainError
 from service.domain.identity import GameAccess
-from service.games import registry
-from service.games.base import ADMIN, RuleViolation
-from service.games.rng import Rng
-from service.http import common, waiting
+from service.games.base import ADMIN
+from service.http import common, live
 from service.http.common import bearer, principal, services, viewer_for
 from service.http.errors import ApiError, not_found
 from service.http.invitations import announce_invitation
+from service.http.live.waits import wait_until
 
 blp = Blueprint("games", __name__, url_prefix="/v1/games", description="Create and play games")
 
-_FIELDS = ("version", "info", "status", "to_act", "result", "auth", "clock", "unrated_reason")
 #: How long a read waits, at most, for a read model that is not there yet
 #: (its first projection still queued, or Redis flushed): it asks for a
 #: catch-up and waits; it never projects inside a request.
 MISSING_WAIT_SECONDS = 5.0
 
 
-def _read(game_id: str, names: list[str], min_version: int | None = None) -> dict[str, Any]:
+def read_game(game_id: str, names: list[str], min_version: int | None = None) -> dict[str, Any]:
     """``names`` of the game's read model, all from ONE ``HMGET`` (the
-    projection writes them in one MULTI, so they reflect exactly one version),
+    projection writes them in one guarded script, so they reflect exactly one version),
     waiting (bounded) for ``min_version``.
 
     A game that exists in the event store but has no read model yet asks the
@@ -59,7 +56,7 @@ def _read(game_id: str, names: list[str], min_version: int | None = None) -> dic
     svc = services()
     r = svc.redis
     names = ["version", *(n for n in names if n != "version")]
-    values = views.board_fields(r, game_id, names)
+    values = views.read_board_fields(r, game_id, names)
     if values[0] is None:
         if svc.store.game(game_id) is None:
             raise not_found()
@@ -82,11 +79,11 @@ def _read(game_id: str, names: list[str], min_version: int | None = None) -> dic
                 svc.catch_up(game_id)
             asked[0] = v[0] is None
 
-        # Woken by the projection's announcement (service/http/waiting.py), not by polling.
-        values = waiting.wait_until(
-            waiting.hub(),
+        # Woken by the projection's announcement (service/http/live/hub.py), not by polling.
+        values = wait_until(
+            live.current_hub(),
             game_id,
-            lambda: views.board_fields(r, game_id, names),
+            lambda: views.read_board_fields(r, game_id, names),
             lambda v: not behind(v),
             wait,
             vanished,
@@ -110,18 +107,14 @@ def _past_head(game_id: str, version: int) -> bool:
         return False
 
 
-def _viewer(game_id: str) -> Any:
+def viewer_of(game_id: str) -> Any:
     """Who is calling, from the seats' token hashes and who sits where (they
     never change for a game, so reading them apart from the board cannot mix
     two versions)."""
-    model = _read(game_id, ["auth", "info"])
+    model = read_game(game_id, ["auth", "info"])
     auth, info = model["auth"], model["info"]
     access = GameAccess.from_created(json.loads(info)) if info else None
     return viewer_for(bearer(), json.loads(auth) if auth else [], access)
-
-
-def _view_field(viewer: Any) -> str:
-    return "view:admin" if viewer == ADMIN else "view:public" if viewer is None else f"view:{viewer}"
 
 
 @blp.route("", methods=["POST"])
@@ -182,32 +175,12 @@ def invite(body: dict[str, Any], accounts: list[Any], caller: Any) -> dict[str, 
     """An organiser's game of accounts waits for every account to accept
     (docs/API.md, "Consent"): the answer is the pending game, ``"status": "invited"``."""
     svc = services()
-    game = body["game"]
-    try:
-        engine = registry.get(game)
-    except registry.UnknownGame:
-        raise ApiError(422, "unknown_game", f"No game called {game!r}.", {"games": registry.names()}) from None
-    if not engine.min_players <= len(accounts) <= engine.max_players:
-        raise ApiError(
-            422,
-            "invalid_player_count",
-            f"{game} is played by {engine.min_players} to {engine.max_players} players, not {len(accounts)}.",
-        )
-    try:
-        clock = clocks.resolve(body.get("clock"), svc.settings.default_deadline_s)
-    except clocks.InvalidClock as exc:
-        raise ApiError(422, "invalid_clock", str(exc)) from None
-    try:
-        # Options the game refuses are refused now, not at the last accept (a throwaway seed).
-        engine.setup(len(accounts), body["options"], Rng(secrets.token_bytes(32), domain=pipeline.SETUP_DOMAIN))
-    except RuleViolation as rv:
-        raise ApiError(422, rv.code, rv.message, rv.details) from None
     pending, made = svc.invitations.invite_to_game(
-        game,
+        body["game"],
         accounts,
         body["options"],
         rated=bool(body.get("rated")),
-        clock=clock,
+        clock=body.get("clock"),
         created_by=caller.handle if caller.is_organiser else None,
         inviter=caller.handle if caller.is_organiser else "operator",
     )
@@ -237,51 +210,17 @@ def list_games(args: dict[str, Any]) -> dict[str, Any]:
 @blp.alt_response(403, schema=ErrorOut, description="A token that belongs to no seat of this game")
 def get_game(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
     """The game as the caller may see it: a seat token shows that seat's view,
-    the organiser token everything, no token the public view."""
+    the operator token everything, no token the public view."""
     gid = str(game_id)
     try:
-        viewer = _viewer(gid)
-        model = _read(gid, board_names(viewer), args.get("min_version"))
+        viewer = viewer_of(gid)
+        model = read_game(gid, views.board_names(viewer), args.get("min_version"))
     except ApiError as err:
         # A game of accounts that waits for its invitations (docs/API.md, "Consent").
         if err.status == 404 and (pending := services().invitations.pending_game(gid)) is not None:
             return pending
         raise
-    return board_body(gid, viewer, model)
-
-
-def board_names(viewer: Any) -> list[str]:
-    """The read-model fields of ``viewer``'s board (``GET /v1/games/{id}``,
-    and every board line of its stream: ``service/http/streams.py``)."""
-    return [*_FIELDS, _view_field(viewer)]
-
-
-def board_body(gid: str, viewer: Any, model: dict[str, Any]) -> dict[str, Any]:
-    """``viewer``'s board from one read of :func:`board_names` (before the
-    ``GameOut`` schema): what ``GET`` answers, and what a stream carries."""
-    view = model[_view_field(viewer)]
-    info = json.loads(model["info"])
-    return {
-        "id": gid,
-        "game": info["game"],
-        "version": int(model["version"]),
-        "status": model["status"].decode(),
-        "players": info["players"],
-        "to_act": json.loads(model["to_act"]),
-        "view": json.loads(view) if view else {},
-        "result": pipeline.shown_result(json.loads(model["result"])),
-        "seat": viewer if isinstance(viewer, int) else None,
-        "created_at": info["created_at"],
-        "seed_commitment": info["seed_commitment"],
-        "rules_version": info["rules_version"],
-        # Games from before accounts are casual (docs/API.md "Rated and casual games"); a game
-        # asked to be rated that did not count says why (service/domain/counting.py).
-        "rated": bool(info.get("rated", False)) and not model.get("unrated_reason"),
-        "unrated_reason": model["unrated_reason"].decode() if model.get("unrated_reason") else None,
-        "created_by": info.get("created_by"),
-        # As of this version (service/domain/clocks.py); games from before clocks have none.
-        "clock": json.loads(model["clock"]) if model.get("clock") else None,
-    }
+    return views.board_body(gid, viewer, model)
 
 
 @blp.route("/<uuid:game_id>/legal", methods=["GET"])
@@ -297,11 +236,11 @@ def get_legal(args: dict[str, Any], game_id: Any) -> dict[str, Any]:
         if services().store.game(gid) is None:
             raise not_found()
         raise ApiError(401, "token_required", "Send your seat's token as 'Authorization: Bearer <token>'.")
-    viewer = _viewer(gid)
+    viewer = viewer_of(gid)
     if not isinstance(viewer, int) or viewer == ADMIN:
         raise ApiError(403, "seat_token_required", "Legal intents belong to a seat: send a seat's token.")
     # Version and legal list in one read, so they always match.
-    model = _read(gid, [f"legal:{viewer}"], args.get("min_version"))
+    model = read_game(gid, [f"legal:{viewer}"], args.get("min_version"))
     return {"version": int(model["version"]), "seat": viewer, "intents": json.loads(model[f"legal:{viewer}"] or b"[]")}
 
 

@@ -65,9 +65,9 @@ def post_worker_init(worker: Any) -> None:
     def watch() -> None:
         while worker.alive:
             time.sleep(0.2)
-        from service.http import waiting
+        from service.http.live import hub
 
-        waiting.shutdown_all()
+        hub.shutdown_all()
 
     threading.Thread(target=watch, name="qd-shutdown-watch", daemon=True).start()
     # The app is loaded by now (gunicorn calls this hook after load_wsgi).

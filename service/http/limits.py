@@ -42,32 +42,34 @@ gate bounds all of them together.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from flask import Flask, Response, current_app, g, jsonify, request
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import bootstrap
-from service.adapters.rate_limits import (  # noqa: F401  (the budgets' names, for callers of this module)
+from service.adapters.rate_limits import RateLimited
+from service.config import (  # noqa: F401  (the budgets' names, for callers of this module)
     ACCOUNTS,
     BUDGETS,
     CREATION,
     EXPENSIVE,
     INTENTS,
     READS,
-    RateLimited,
-    RateLimits,
+    Settings,
 )
-from service.config import Settings
 from service.domain import identity
-from service.domain.tokens import seat_for_token
+from service.domain.tokens import rate_credential, seat_for_token
 from service.http.common import bearer, is_admin, principal, services
 from service.http.errors import ApiError
+
+if TYPE_CHECKING:
+    from service.adapters.rate_limits import RateLimits
 
 log = logging.getLogger(__name__)
 
@@ -114,15 +116,15 @@ def client_address() -> str:
 
 
 def credential(token: str | None) -> str:
-    """The credential sent, hashed (never the credential itself in Redis); "" for none."""
-    return "k:" + hashlib.sha256(token.encode("utf-8")).hexdigest()[:32] if token else ""
+    """The credential sent, as the rate limits count it (``tokens.rate_credential``)."""
+    return rate_credential(token)
 
 
 def init_app(app: Flask, settings: Settings) -> RateLimits | None:
     """Install the limits on ``app``, checked before anything else of a request
     (before its body is even read: a refused request costs one Redis round trip)."""
     if settings.trusted_proxies > 0:
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]  # Flask's way to wrap its app
     app.extensions[_EXTENSION] = threading.BoundedSemaphore(settings.expensive_concurrency)
     _register_error(app)
     if not settings.rate_limits:

@@ -192,7 +192,7 @@ def _partial() -> bool:
 
 def _viewer_label(game: dict[str, Any]) -> dict[str, Any]:
     """Who the page is for, as the JSON API decided it (``seat``), plus whether
-    the header carried the organiser token (it only chooses which controls to show)."""
+    the header carried the operator token (it only chooses which controls to show)."""
     organiser = is_admin(bearer())
     seat = game.get("seat")
     if organiser:
@@ -213,7 +213,7 @@ def render(template: str, status: int = 200, **context: Any) -> Response:
     context.setdefault("titles", TITLES)
     context.setdefault("game_facts", game_facts())
     context.setdefault("clock_presets", CLOCK_PRESETS)
-    context.setdefault("provisional_games", leaderboards.PROVISIONAL_GAMES)
+    context.setdefault("trust", leaderboards.TRUST)
     tmpl: Template = current_app.jinja_env.get_template(template)
     if _partial() and "main" in tmpl.blocks:
         current_app.update_template_context(context)

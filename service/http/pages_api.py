@@ -5,7 +5,7 @@ Pages are built only from what the JSON API shows the same viewer (docs/API.md,
 function here runs the very handler of a ``/v1`` endpoint (the function under
 flask-smorest's decorators) in the page's own request, so the caller is
 decided exactly as it is for ``/v1`` (the ``Authorization`` header: a seat
-token, the organiser token, or none), the query is loaded by the endpoint's
+token, the operator token, or none), the query is loaded by the endpoint's
 own argument schema, and the answer goes out through the endpoint's own
 response schema.  Errors are the API's errors (``ApiError`` and domain
 errors); the pages blueprint turns them into HTML.

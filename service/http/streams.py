@@ -5,19 +5,19 @@ response shares (the live events feed too).
 ``GET /v1/games/{id}/stream`` answers NDJSON (Server-Sent Events with
 ``Accept: text/event-stream``).  Its first line is the caller's board — the
 body of ``GET /v1/games/{id}`` for the same token, plus ``legal`` for a seat,
-built by the same functions (``games.board_body``, the ``GameOut`` schema) —
+built by the same functions (``views.board_body``, the ``GameOut`` schema) —
 then one board line each time the read model changes, in version order,
 ``{"type": "ping"}`` every 15 s, and a last ``{"type": "end", "reason", "version"}``
 line: ``finished`` (the game is over: do not reconnect), ``shutdown`` (the
 server is stopping), ``max_duration`` or ``idle`` (reconnect when you like:
 a new stream starts with the whole board).
 
-What a stream costs: a socket and a greenlet (``service/http/waiting.py``),
-no worker thread, and no reading per follower: the board of a version is
-read and serialised once per process and kind of viewer.  Under gunicorn's
-gevent worker a stream at the head of its game is written by the process's
-waiting hub itself, one non-blocking write per line, and its greenlet sleeps
-until its next ping (``waiting.Hub.write_directly``).  What one client
+What a stream costs: a socket and a greenlet (``service/http/live/``), no
+worker thread, and no reading per follower: the board of a version is read and
+serialised once per process and kind of viewer.  Under gunicorn's gevent worker
+a stream at the head of its game is written by the process's live hub itself,
+one non-blocking write per line, and its greenlet sleeps until its next ping
+(``live/direct.py``).  What one client
 can hold is bounded: its stream slots (per client address, and per account
 key: ``service/adapters/stream_slots.py``), a maximum and an idle duration,
 and a write time limit (a reader that stops reading is dropped).  The read
@@ -32,7 +32,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from flask import Response, abort, jsonify, request
@@ -41,13 +41,20 @@ from marshmallow import Schema, fields, validate
 
 from schemas import openapi
 from schemas.http import ErrorOut, GameOut
-from service import views
+from service import bootstrap, resume, views
 from service.adapters.pooled import StoreUnavailable
-from service.adapters.stream_slots import SlotsFull, StreamSlots
+from service.adapters.stream_slots import SlotsFull
 from service.games.base import ADMIN
-from service.http import games, resume, waiting
+from service.http import games, live
 from service.http.common import principal, require_account, services
 from service.http.errors import ApiError
+from service.http.live import framing
+from service.http.live.direct import DirectStream, SocketSink
+from service.http.live.history import BOARD_HISTORY
+from service.http.live.hub import Hub, Watch
+
+if TYPE_CHECKING:
+    from service.adapters.stream_slots import StreamSlots
 
 blp = Blueprint("streams", __name__, url_prefix="/v1", description="Streams: a game's board as it changes")
 
@@ -81,7 +88,7 @@ def open_slots() -> StreamSlots:
     per account key when one is sent (``Settings.streams_per_key``)."""
     svc = services()
     settings = svc.settings
-    slots = StreamSlots(svc.redis, lease_seconds=max(60.0, 4 * settings.stream_ping_seconds))
+    slots = bootstrap.stream_slots(svc.components, lease_seconds=max(60.0, 4 * settings.stream_ping_seconds))
     clients = [("address", request.remote_addr or "unknown", settings.streams_per_address)]
     caller = principal()
     if caller.account is not None:
@@ -116,18 +123,13 @@ def last_event_id() -> int | None:
     )
 
 
-def ndjson(obj: Any) -> bytes:
-    return orjson.dumps(obj) + b"\n"
-
-
-def sse(event: str, data: bytes, event_id: int | None = None) -> bytes:
-    """One SSE event; ``data`` is one line of JSON (with or without its newline)."""
-    head = b"id: %d\n" % event_id if event_id is not None else b""
-    return head + b"event: " + event.encode() + b"\ndata: " + data.rstrip(b"\n") + b"\n\n"
+ndjson = framing.ndjson
+sse = framing.sse
 
 
 def sse_retry() -> bytes:
-    return b"retry: %d\n\n" % SSE_RETRY_MS
+    """The first block of an SSE stream: how soon an EventSource reconnects."""
+    return framing.sse_retry(SSE_RETRY_MS) + b"\n"
 
 
 class _Body:
@@ -151,19 +153,19 @@ class _Body:
                 self.slots.release()
 
 
-def direct_writer(
+def direct_stream(
     key: Any, shape: Callable[[dict[str, bytes]], tuple[bytes, bool]], finish: Callable[[int], bytes]
-) -> waiting.DirectWriter | None:
-    """A writer for the hub to write this request's stream itself
-    (``Hub.write_directly``), or None where it may not: a server whose socket
-    blocks (the tests' threaded server) or is not handed to the app.  gunicorn
-    frames a body in HTTP/1.1 chunks unless the client speaks HTTP/1.0 (a
-    stream has no Content-Length); the hub's writes are framed the same way."""
+) -> DirectStream | None:
+    """This request's stream as the hub's listener writes it (``live/direct.py``),
+    or None where it may not: a server whose socket blocks (the tests' threaded
+    server) or is not handed to the app.  gunicorn frames a body in HTTP/1.1
+    chunks unless the client speaks HTTP/1.0 (a stream has no Content-Length);
+    the listener's writes are framed the same way."""
     sock = request.environ.get("gunicorn.socket")
-    if not waiting.DirectWriter.usable(sock):
+    if not SocketSink.usable(sock):
         return None
     chunked = request.environ.get("SERVER_PROTOCOL", "HTTP/1.0") != "HTTP/1.0"
-    return waiting.DirectWriter(sock, chunked, key, shape, finish)
+    return DirectStream(SocketSink(sock, chunked), key, shape, finish)
 
 
 def streaming(body: Iterator[bytes], is_sse: bool, slots: StreamSlots | None = None) -> Response:
@@ -219,14 +221,14 @@ def board_reader(
     """(cache key, read, shape) of ``viewer``'s board line, framed as sent
     (NDJSON, or an SSE event with ``is_sse``): ``read(r)`` is one ``HMGET`` (the
     board and the legal list of one version) of the newest board, on the read
-    side's client ``r`` (``views.board_fields``: its failure raises
+    side's client ``r`` (``views.read_board_fields``: its failure raises
     ``views.ReadModelsUnavailable``); ``shape``
     makes the line of a version's fields as the board channel carried them
     (``Hub.boards_after``).  Both shape it exactly as ``GET`` does.  The key
     names the kind of viewer and the framing: a line is made once per key and
     version, and every follower of that key is handed the same bytes."""
     seat = viewer if isinstance(viewer, int) and viewer != ADMIN else None
-    names = games.board_names(viewer) + ([f"legal:{seat}"] if seat is not None else [])
+    names = views.board_names(viewer) + ([f"legal:{seat}"] if seat is not None else [])
     names = ["version", *(n for n in names if n != "version")]
     key = ("board", names[-1], is_sse)
 
@@ -237,7 +239,7 @@ def board_reader(
         line = {
             "type": "board",
             "version": version,
-            **_GAME_OUT.dump(games.board_body(gid, viewer, model)),
+            **_GAME_OUT.dump(views.board_body(gid, viewer, model)),
         }
         if seat is not None:
             line["legal"] = json.loads(model.get(f"legal:{seat}") or b"[]")
@@ -245,7 +247,7 @@ def board_reader(
         return (sse("board", data, version) if is_sse else data), line["status"] == "finished"
 
     def read(r: Any) -> tuple[int, tuple[bytes, bool]] | None:
-        values = views.board_fields(r, gid, names)
+        values = views.read_board_fields(r, gid, names)
         if values[0] is None:
             return None
         return int(values[0]), shape(dict(zip(names, values, strict=True)))
@@ -254,7 +256,7 @@ def board_reader(
 
 
 def deliver(
-    watch: waiting.Watch,
+    watch: Watch,
     step: Callable[[], tuple[bytes, bool]],
     end: Callable[[str], bytes],
     slots: StreamSlots,
@@ -309,6 +311,114 @@ def deliver(
             changed = time.monotonic()
 
 
+class GameFollower:
+    """Where one game stream is, and what it sends next (``step``, for
+    :func:`deliver`): the boards heard since its last line, from the hub's board
+    history, else the newest board from the read model.  ``read()`` reads the
+    newest board (``board_reader``'s ``read``), ``shape`` and ``finish`` make its
+    lines; ``catch_up(gid)`` asks for a read model that went away; ``resumed``: the
+    SSE ``Last-Event-ID`` it starts after; ``stream``: how the hub's listener writes
+    it at the head (None: never)."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        gid: str,
+        key: Any,
+        read: Callable[[], tuple[int, tuple[bytes, bool]] | None],
+        shape: Callable[[dict[str, bytes]], tuple[bytes, bool]],
+        finish: Callable[[int], bytes],
+        catch_up: Callable[[str], None],
+        resumed: int | None,
+        stream: DirectStream | None,
+    ) -> None:
+        self.hub, self.gid, self.key = hub, gid, key
+        self.read, self.shape, self.finish, self.catch_up = read, shape, finish, catch_up
+        self.stream = stream
+        #: Its registration on the game (set once the body runs).
+        self.watch: Watch | None = None
+        #: The last version sent.
+        self.last = resumed if resumed is not None else 0
+        #: A board was sent (or the client had one: ``Last-Event-ID``).
+        self.sent_any = resumed is not None
+        #: The first line is still to be read from the read model.
+        self.fresh = True
+        #: A read model that went away was asked for (once, until it is back).
+        self.asked = False
+        #: The listener wrote the finished board and the end line.
+        self.ended = False
+
+    def _newest(self) -> tuple[int, tuple[bytes, bool]] | None:
+        assert self.watch is not None
+        try:
+            return self.hub.fetch(self.watch, self.key, self.read)
+        except views.ReadModelsUnavailable:
+            return None  # Redis away: the next announcement or safety re-read retries
+
+    def missed(self, store: Any) -> Iterator[bytes]:
+        """A resumed stream: the boards the client missed before the newest (which
+        :meth:`step` sends from the read model), rebuilt from the event stream."""
+        newest = self._newest()
+        if newest is not None and newest[0] > self.last:
+            for version, (data, _) in resume.boards_between(
+                store, self.gid, self.last, newest[0], self.shape, BOARD_HISTORY
+            ):
+                if version < newest[0]:
+                    yield data
+                    self.last = version
+
+    def step(self) -> tuple[bytes, bool]:
+        """What to send now, joined into one write, and whether it was the last."""
+        watch = self.watch
+        assert watch is not None
+        if self.ended:
+            return b"", True  # the hub wrote the finished board and the end line
+        if self.sent_any and watch.version < self.last:
+            # The read model vanished or went back (Redis flushed or
+            # restarted empty): ask for it once; its announcement wakes us.
+            if not self.asked:
+                views.ask_for_read_model(self.catch_up, self.gid)
+            self.asked = True
+        else:
+            self.asked = False
+        out = b""
+        if self.sent_any and watch.version > self.last:
+            # Every version heard since the last line, in order, from the
+            # board channel (not only the newest: the hash has it), joined
+            # once for every follower of this kind at this place.
+            got = self.hub.chunk_after(watch, self.key, self.last, self.shape, self.finish)
+            if got is not None:
+                self.last, out, finished = got
+                self.hub.sent(watch, self.last)
+                if finished:
+                    return out, True
+        if self.fresh or watch.version > self.last:
+            # The first line, or versions the board channel did not bring
+            # (heard while it was away, or more than the hub keeps): the
+            # newest board, from the hash.
+            self.fresh = False
+            newest = self._newest()
+            if newest is not None and (newest[0] > self.last or not self.sent_any):
+                version, (data, finished) = newest
+                self.last, self.sent_any = version, True
+                self.hub.sent(watch, self.last)
+                return out + data + (self.finish(self.last) if finished else b""), finished
+        return out, False
+
+    def direct(self, timeout: float) -> bool | None:
+        """Sleep up to ``timeout`` while the hub's listener writes the stream
+        (``Hub.write_directly``): whether it wrote any line, or None if it could not."""
+        if self.stream is None or not self.sent_any:
+            return None
+        assert self.watch is not None
+        got = self.hub.write_directly(self.watch, self.stream, self.last, timeout)
+        if got is None:
+            return None
+        wrote = got[0] > self.last
+        self.last, self.ended = got
+        return wrote
+
+
 @blp.route("/games/<uuid:game_id>/stream", methods=["GET"])
 @openapi.stream(
     "StreamLine",
@@ -335,12 +445,12 @@ def deliver(
 def game_stream(game_id: Any) -> Response:
     """The caller's board, then one line per change until the game ends."""
     svc = services()
-    hub = waiting.hub()
+    hub = live.current_hub()
     settings = svc.settings
     gid = str(game_id)
-    viewer = games._viewer(gid)  # 404, 403 and 503 before any byte is sent
+    viewer = games.viewer_of(gid)  # 404, 403 and 503 before any byte is sent
     # The board exists (or 503): waits, bounded, for a read model being built.
-    head = games._read(gid, ["status"])
+    head = games.read_game(gid, ["status"])
     is_sse = wants_sse()
     resumed = last_event_id() if is_sse else None
     if resumed is not None and head["status"] == b"finished" and resumed >= int(head["version"]):
@@ -356,90 +466,35 @@ def game_stream(game_id: Any) -> Response:
     def finish(version: int) -> bytes:
         return frame("end", {"type": "end", "reason": "finished", "version": version})
 
-    writer = direct_writer(cache_key, shape, finish)
+    follower = GameFollower(
+        hub,
+        gid,
+        cache_key,
+        lambda: read(r),
+        shape,
+        finish,
+        svc.catch_up,
+        resumed,
+        direct_stream(cache_key, shape, finish),
+    )
 
     def body() -> Iterator[bytes]:
-        last = resumed if resumed is not None else 0
-        sent_any = resumed is not None
-        fresh = True
-        asked = False
-        ended = False
-
-        def step() -> tuple[bytes, bool]:
-            nonlocal last, sent_any, fresh, asked
-            if ended:
-                return b"", True  # the hub wrote the finished board and the end line
-            if sent_any and watch.version < last:
-                # The read model vanished or went back (Redis flushed or
-                # restarted empty): ask for it once; its announcement wakes us.
-                if not asked:
-                    views.ask_for_read_model(svc.catch_up, gid)
-                asked = True
-            else:
-                asked = False
-            out = b""
-            if sent_any and watch.version > last:
-                # Every version heard since the last line, in order, from the
-                # board channel (not only the newest: the hash has it), joined
-                # once for every follower of this kind at this place.
-                got = hub.chunk_after(watch, cache_key, last, shape, finish)
-                if got is not None:
-                    last, out, finished = got
-                    hub.sent(watch, last)
-                    if finished:
-                        return out, True
-            if fresh or watch.version > last:
-                # The first line, or versions the board channel did not bring
-                # (heard while it was away, or more than the hub keeps): the
-                # newest board, from the hash.
-                fresh = False
-                try:
-                    got = hub.fetch(watch, cache_key, lambda: read(r))
-                except views.ReadModelsUnavailable:
-                    got = None  # Redis away: the next announcement or safety re-read retries
-                if got is not None and (got[0] > last or not sent_any):
-                    version, (data, finished) = got
-                    last, sent_any = version, True
-                    hub.sent(watch, last)
-                    return out + data + (finish(last) if finished else b""), finished
-            return out, False
-
-        def direct(timeout: float) -> bool | None:
-            nonlocal last, ended
-            if writer is None or not sent_any:
-                return None
-            got = hub.write_directly(watch, writer, last, timeout)
-            if got is None:
-                return None
-            wrote = got[0] > last
-            last, ended = got
-            return wrote
-
         if is_sse:
             yield sse_retry()
         with hub.watch(gid, boards=True) as watch:
+            follower.watch = watch
             if resumed is not None:
-                # The boards the client missed before the newest (which the
-                # loop sends from the hash), rebuilt from the stream.
-                try:
-                    newest = hub.fetch(watch, cache_key, lambda: read(r))
-                except views.ReadModelsUnavailable:
-                    newest = None
-                if newest is not None and newest[0] > last:
-                    for version, (data, _) in resume.boards_between(svc.store, gid, last, newest[0], shape):
-                        if version < newest[0]:
-                            yield data
-                            last = version
+                yield from follower.missed(svc.store)
             yield from deliver(
                 watch,
-                step,
-                lambda reason: frame("end", {"type": "end", "reason": reason, "version": last}),
+                follower.step,
+                lambda reason: frame("end", {"type": "end", "reason": reason, "version": follower.last}),
                 slots,
                 ping=frame("ping", {"type": "ping"}),
                 ping_seconds=settings.stream_ping_seconds,
                 idle_seconds=settings.stream_idle_seconds,
                 max_seconds=settings.stream_max_seconds,
-                direct=direct,
+                direct=follower.direct,
             )
 
     return streaming(body(), is_sse, slots)
@@ -501,7 +556,7 @@ def account_stream() -> Response:
     caller = require_account()
     assert caller.account is not None
     svc = services()
-    hub = waiting.hub()
+    hub = live.current_hub()
     settings = svc.settings
     handle = caller.account.handle
     account = caller.account

@@ -16,7 +16,6 @@ from typing import Any
 from flask import Response
 from flask_smorest import Blueprint
 
-from projections import tournaments as view
 from schemas import openapi
 from schemas.http import ErrorOut
 from schemas.tournaments import (
@@ -35,10 +34,11 @@ from service.audit import tournament_bundle
 from service.audit.tournament_audit import audit_tournament
 from service.domain import identity
 from service.games import registry
-from service.http import limits, waiting
+from service.http import limits
 from service.http.common import principal, require_account, require_admin, services
 from service.http.errors import ApiError, unavailable
 from service.http.invitations import announce_invitation
+from service.http.live.waits import wait_until
 from service.service_layer.tournaments import Loaded, not_found
 from service.tournaments.commands import (
     AbortTournament,
@@ -58,7 +58,7 @@ def _answer(loaded: Loaded) -> dict[str, Any]:
     """A command's answer: the tournament as its new events left it (the read
     model follows a few milliseconds later)."""
     created_at = loaded.events[0].meta.get("received_at") if loaded.events else None
-    return view.summary(loaded.record.tournament_id, loaded.state, loaded.version, created_at)
+    return views.tournament_body(loaded.record.tournament_id, loaded.state, loaded.version, created_at)
 
 
 def _organiser_or_operator() -> str | None:
@@ -98,7 +98,7 @@ def _read(tournament_id: str, field: str) -> Any:
     if svc.tournaments.store.record(tournament_id) is None:
         raise not_found()
     svc.tournaments.catch_up(tournament_id)
-    found = waiting.wait_until(
+    found = wait_until(
         None,
         None,
         lambda: views.tournament_field(svc.redis, tournament_id, field),
@@ -351,6 +351,7 @@ def audit(tournament_id: Any) -> dict[str, Any]:
             svc.store,
             tid,
             with_seed=caller.kind != identity.NOBODY and _organises(tid),
+            kept=svc.kept_audits,
             analyses=svc.analyses,
             caller=(caller.handle if caller.account is not None else None, limits.client_address()),
         )

@@ -36,7 +36,7 @@ from service.domain.replay import fold_stream
 from service.domain.tokens import hash_token, new_token, seat_for_token
 from service.games import registry
 from service.games.base import Command, Engine, Event, RuleViolation, State
-from service.games.rng import commitment
+from service.games.rng import Rng, commitment
 from service.service_layer.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
@@ -81,16 +81,11 @@ class LoadedGame:
     state: State | None = None
     finished: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
-    #: The stream's opening (``GameCreated``), read once: ``False`` until then (``None``: no opening).
-    opening: StoredEvent | bool | None = False
+    #: The stream's opening (``GameCreated``; ``None``: none), once ``opening_read``.
+    opening: StoredEvent | None = None
+    opening_read: bool = False
     #: Who sits where (from ``GameCreated``), read on the first account key.
     access: GameAccess | None = None
-    #: The game's length cap (``GameCreated``'s ``max_events``), read once: ``False`` until then.
-    max_events: int | bool | None = False
-    #: The seats house bots hold (``pipeline.bot_seats`` of ``GameCreated``), read once: ``False`` until then.
-    house_bots: frozenset[int] | bool | None = False
-    #: The game's time control (``GameCreated``'s ``clock``), read once: ``False`` until then.
-    clock_spec: dict[str, Any] | bool | None = False
     #: The clock as the event at ``version`` recorded it (``service.domain.clocks``).
     clock: dict[str, Any] | None = None
 
@@ -155,25 +150,13 @@ class GameService:
         invitation's last accept, a tournament's table); its projection is then
         nudged once that commits.  ``game_id``: the id to create it under (a tournament table's, derived
         from the table so that creating it twice fails; default: a new one)."""
-        try:
-            engine = registry.get(game)
-        except registry.UnknownGame:
-            raise Refused("unknown_game", f"No game called {game!r}.", {"games": registry.names()}) from None
+        engine, terms["clock"] = self.check_terms(game, len(players), clock)
         n = len(players)
-        if not engine.min_players <= n <= engine.max_players:
-            raise Refused(
-                "invalid_player_count",
-                f"{game} is played by {engine.min_players} to {engine.max_players} players, not {n}.",
-            )
         game_id = game_id or str(uuid.uuid4())
         seed = secrets.token_bytes(32)
         tokens = [new_token() for _ in players]
         created_at = self.now()
         meta = {"intent_id": str(uuid.uuid4()), "seat": None, "received_at": created_at, "intent": None}
-        try:
-            terms["clock"] = clocks.resolve(clock, self.default_deadline_s)
-        except clocks.InvalidClock as exc:
-            raise Refused("invalid_clock", str(exc)) from None
         if self.max_game_events:
             # The cap that applies to this game for ever (pipeline.cap_length).
             terms.setdefault("max_events", self.max_game_events)
@@ -218,6 +201,33 @@ class GameService:
                 answer[name] = sealed[0].data[name]
         return answer
 
+    def check_terms(
+        self, game: str, players: int, clock: dict[str, Any] | None, options: dict[str, Any] | None = None
+    ) -> tuple[Engine, dict[str, Any] | None]:
+        """The game's engine and its clock as resolved, for a game of ``game`` with
+        ``players`` seats, or ``Refused`` (``unknown_game``, ``invalid_player_count``,
+        ``invalid_clock``; with ``options``, whatever the rules refuse of them, set up
+        on a throwaway seed: a game created later is refused nothing now accepted)."""
+        try:
+            engine = registry.get(game)
+        except registry.UnknownGame:
+            raise Refused("unknown_game", f"No game called {game!r}.", {"games": registry.names()}) from None
+        if not engine.min_players <= players <= engine.max_players:
+            raise Refused(
+                "invalid_player_count",
+                f"{game} is played by {engine.min_players} to {engine.max_players} players, not {players}.",
+            )
+        try:
+            resolved = clocks.resolve(clock, self.default_deadline_s)
+        except clocks.InvalidClock as exc:
+            raise Refused("invalid_clock", str(exc)) from None
+        if options is not None:
+            try:
+                engine.setup(players, options, Rng(secrets.token_bytes(32), domain=pipeline.SETUP_DOMAIN))
+            except RuleViolation as rv:
+                raise Refused(rv.code, rv.message, rv.details) from None
+        return engine, resolved
+
     # -- loading ----------------------------------------------------------
     def load(self, game_id: str) -> LoadedGame:
         """The cached game (not yet brought up to date), loading its identity
@@ -254,10 +264,10 @@ class GameService:
     def opening(self, loaded: LoadedGame) -> StoredEvent | None:
         """The game's opening event (``GameCreated``): it never changes, so it is read
         once per cached game (its cap, its clock and its seats all come from it)."""
-        if loaded.opening is False:
+        if not loaded.opening_read:
             head = self.store.read(loaded.record.game_id, after=0, upto=1)
-            loaded.opening = head[0] if head else None
-        return loaded.opening  # type: ignore[return-value]
+            loaded.opening, loaded.opening_read = (head[0] if head else None), True
+        return loaded.opening
 
     def _created(self, loaded: LoadedGame) -> dict[str, Any]:
         opening = self.opening(loaded)
@@ -266,22 +276,32 @@ class GameService:
     def max_events(self, loaded: LoadedGame) -> int | None:
         """The game's length cap, as its opening recorded it (``None``: a game from
         before the cap, which has none)."""
-        if loaded.max_events is False:
-            loaded.max_events = self._created(loaded).get("max_events")
-        return loaded.max_events  # type: ignore[return-value]
+        cap = self._created(loaded).get("max_events")
+        return int(cap) if cap is not None else None
 
     def house_bots(self, loaded: LoadedGame) -> frozenset[int] | None:
         """The seats house bots hold, as the game's opening recorded them (``None``: none,
         or a game from before the rule)."""
-        if loaded.house_bots is False:
-            loaded.house_bots = pipeline.bot_seats(self._created(loaded))
-        return loaded.house_bots  # type: ignore[return-value]
+        return pipeline.bot_seats(self._created(loaded))
 
     def access(self, loaded: LoadedGame) -> GameAccess:
         """Who sits where and who organises, from the game's opening event."""
         if loaded.access is None:
             loaded.access = GameAccess.from_created(self._created(loaded))
         return loaded.access
+
+    def access_of(self, game_id: str) -> GameAccess:
+        """Who sits where in ``game_id`` and who organises it (``game_not_found`` for
+        no such game), from its opening event: the cached game's, else read (without
+        loading the game: a game whose rules this server lacks has seats too)."""
+        with self._cache_lock:
+            loaded = self._cache.get(game_id)
+        if loaded is not None:
+            return self.access(loaded)
+        opening = self.store.read(game_id, after=0, upto=1)
+        if not opening:
+            raise game_not_found()
+        return GameAccess.from_created(opening[0].data)
 
     def refresh(self, loaded: LoadedGame) -> None:
         """Bring the cached state to the stream's head: read only what is new."""
@@ -297,10 +317,8 @@ class GameService:
 
     def clock(self, loaded: LoadedGame) -> clocks.Clock | None:
         """The game's clock at the cached version, ``None`` if it has none (its time control is
-        read from ``GameCreated`` once per cached game)."""
-        if loaded.clock_spec is False:
-            loaded.clock_spec = self._created(loaded).get("clock")
-        spec = loaded.clock_spec
+        read from ``GameCreated``, which is read once per cached game)."""
+        spec = self._created(loaded).get("clock")
         if not clocks.runs(spec):
             return None
         assert isinstance(spec, dict)
@@ -578,7 +596,7 @@ class GameService:
 
     def abort(self, game_id: str, reason: str, by: str) -> dict[str, Any]:
         """End the game unrated (``GameAborted``, then ``GameFinished`` with ``"reason":
-        "aborted"``); ``by`` names who asked (``service.http.games.may_abort`` decides who
+        "aborted"``); ``by`` names who asked (``service.domain.identity.may_abort`` decides who
         may).  Refuses a finished game (``game_finished``)."""
         loaded = self.load(game_id)
         for attempt in range(_RETRIES):

@@ -54,7 +54,9 @@ class InvitationService:
         """A pending game of ``players`` (seat order as given) and its invitations.
         Returns the pending game as ``GET /v1/games/{id}`` shows it, and the
         invitations made (one per account that does not accept automatically);
-        with none to wait for, the game is created at once."""
+        with none to wait for, the game is created at once.  The game's terms are
+        checked now (``GameService.check_terms``), not at the last accept."""
+        _, clock = self.games.check_terms(game, len(players), clock, options)
         gid = uuid.uuid4()
         with self.uow() as uow:
             made = self.store.invite_to_game(

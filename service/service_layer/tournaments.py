@@ -26,7 +26,7 @@ from typing import Any
 from service.adapters.eventstore import Conflict
 from service.adapters.tournament_store import TournamentRecord, TournamentStore
 from service.domain import canonical, pipeline
-from service.domain.errors import NotFound, version_conflict
+from service.domain.errors import tournament_not_found, version_conflict
 from service.domain.records import NewEvent, StoredEvent
 from service.games.rng import commitment
 from service.service_layer.commands import now_iso
@@ -43,12 +43,12 @@ RETRIES = 12
 BACKOFF = 0.02
 
 #: Told after every commit: ``(tournament_id, the events appended)`` (the nudge's
-#: ``tournament``, ``workers.nudge.Nudge``).
+#: ``tournament``, ``service.nudge.ProjectionQueue``).
 OnAppend = Callable[[str, list[StoredEvent]], None]
 
 
-def not_found() -> NotFound:
-    return NotFound("tournament_not_found", "No such tournament.")
+#: No such tournament (the HTTP layer raises it too).
+not_found = tournament_not_found
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,8 +107,8 @@ def table_plan(players: int, allowed: Sequence[int], preferred: int) -> Plan | N
                 found = cand
         best[m] = found
     for m in range(players, 0, -1):
-        if best[m] is not None:
-            return Plan(best[m][1], players - m)  # type: ignore[index]
+        if (plan := best[m]) is not None:
+            return Plan(plan[1], players - m)
     return None
 
 

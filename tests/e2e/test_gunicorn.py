@@ -163,7 +163,7 @@ def _dechunked(body: bytes) -> bytes:
 
 def test_streams_written_by_the_listener_frame_every_line_as_the_client_spoke(settings, tmp_path):
     """docs/API.md "Streams", under gunicorn's gevent worker, where the hub
-    writes a stream at the head itself (service/http/waiting.py): an HTTP/1.1
+    writes a stream at the head itself (service/http/live/direct.py): an HTTP/1.1
     stream in chunks, an HTTP/1.0 one without, each line the board of its
     version in order, the last one the board that GET shows, then the end line."""
     # /metrics adds up both gunicorn workers' counters, as under `make run`.

@@ -1,4 +1,4 @@
-"""Issue 34's "done when", end to end, as ``make run`` serves it (gunicorn, the
+"""The house bots (docs/BOTS.md), end to end, as ``make run`` serves it (gunicorn, the
 projection worker, ``make bots`` and the bot worker, each its own process), with
 rate limits on: a person with an account opens a rated Waters of Nereus table,
 seats two house bots through the API, plays it to the end with its key, and the

@@ -200,7 +200,7 @@ def test_large_pages_are_compressed_and_assets_are_served(client, games):
 
 
 def test_the_home_page_lists_open_tables_as_the_lobby_does(client):
-    """Issue 19: the home page shows the open tables (GET /v1/tables), not the started ones."""
+    """The home page shows the open tables (GET /v1/tables), not the started ones."""
     from support.accounts import register
 
     handle, key = register(client)

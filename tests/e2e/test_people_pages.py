@@ -149,7 +149,7 @@ def test_an_empty_leaderboard_with_finished_games_says_why(app):
     board = {"game": "nauticus", "entries": [], "total": 0, "finished_games": 14, "limit": 25, "offset": 0}
     text = _render(app, "leaderboard.html", board=board, page=1, pages=1)
     assert "No finished game yet" not in text
-    assert f"after {lb.PROVISIONAL_GAMES} counted rated games" in text
+    assert f"{lb.TRUST.games} of their rated games have counted against at least {lb.TRUST.opponents}" in text
     fresh = dict(board, finished_games=0)
     assert "No finished game yet" in _render(app, "leaderboard.html", board=fresh, page=1, pages=1)
 

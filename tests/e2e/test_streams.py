@@ -1,5 +1,5 @@
 """The game stream (``GET /v1/games/{id}/stream``) and the waits that share its
-machinery (``service/http/waiting.py``), over a real loopback socket: the
+machinery (``service/http/live/``), over a real loopback socket: the
 board first, one line per change in version order, the end; SSE; the limits
 (429, idle, maximum duration, shutdown); waits past the head answered at once
 and waits woken by the projection's announcement."""
@@ -21,7 +21,7 @@ from support import auth, play_fast, projecting, serving
 from projections import keys, publish
 from projections.runner import project_game
 from service.adapters.stream_slots import slot_key
-from service.http import waiting
+from service.http import live
 
 
 @pytest.fixture
@@ -309,7 +309,7 @@ def test_a_stopping_server_ends_streams_and_feeds_with_a_line_to_resume_from(set
         stream.start()
         feed.start()
         assert stream.first.wait(20) and feed.first.wait(20)
-        application.extensions[waiting.EXTENSION].shutdown()
+        application.extensions[live.EXTENSION].shutdown()
         stream.join(10)
         feed.join(10)
         assert not stream.is_alive() and not feed.is_alive()

@@ -15,7 +15,7 @@ import pytest
 from support import auth, project_job
 
 from projections import keys
-from projections.boards import board_fields, dumps, info_from, is_finished, stream_terms
+from projections.boards import dumps, info_from, is_finished, render_board_fields, stream_terms
 from projections.runner import project_game
 from service.adapters.eventstore import EventStore
 from service.domain.replay import fold_stream
@@ -28,7 +28,7 @@ def expected(store: EventStore, game_id: str, version: int) -> dict[bytes, bytes
     info = info_from(events, None)
     engine = registry.get(info["game"], info["rules_version"])
     state = fold_stream(engine, events)
-    fields = board_fields(engine, info, state, version, is_finished(events, False), **stream_terms(events))
+    fields = render_board_fields(engine, info, state, version, is_finished(events, False), **stream_terms(events))
     fields["auth"] = dumps([h.hex() for h in store.secrets(game_id)[1]])
     return {k.encode(): v if isinstance(v, bytes) else str(v).encode() for k, v in fields.items()}
 

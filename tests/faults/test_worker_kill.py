@@ -14,9 +14,9 @@ from rq.registry import StartedJobRegistry
 from support.bots import equals_rebuild, store_for
 from support.servers import stack, wait_until
 
+from service import nudge
 from service.games import registry
 from service.service_layer.commands import GameService
-from workers import nudge
 
 
 def _play_in_process(svc: GameService, game: str, intents: int, rng: random.Random) -> str:

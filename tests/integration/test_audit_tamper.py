@@ -204,7 +204,7 @@ def test_deleted_closing_event_is_caught_by_redecide_and_projection(client, ctx,
     closing = ctx.store.read(game)[-1]
     with attacker(settings) as conn:
         conn.execute("DELETE FROM events WHERE game_id = %s AND seq = %s", (uuid.UUID(game), closing.seq))
-    # The game now looks running: the organiser token is needed.
+    # The game now looks running: the operator token is needed.
     assert client.get(f"/v1/games/{game}/audit").status_code == 401
     report = client.get(f"/v1/games/{game}/audit", headers={"Authorization": f"Bearer {settings.admin_token}"})
     report = report.get_json()

@@ -1,5 +1,5 @@
-"""Simultaneous choices never 409 when they commute (docs/API.md, "Version conflicts";
-issue 33 item 12), against real PostgreSQL: in Waters of Nereus both seats choose their
+"""Simultaneous choices never 409 when they commute (docs/API.md, "Version conflicts"),
+against real PostgreSQL: in Waters of Nereus both seats choose their
 crews at the same version (rules: stage 1, the crews are chosen at once), posted at the
 same moment through two command services (two API workers, each with its own cache) and
 through one; both are accepted, and what does not commute still conflicts."""

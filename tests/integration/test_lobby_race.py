@@ -95,8 +95,8 @@ def test_join_and_leave_errors(client, ctx, settings):
         resp = client.post("/v1/tables", json={"game": "nauticus", "seats": 2} | body, headers=auth(ann_key))
         assert resp.status_code == 422, (body, resp.get_json())
     # An organiser opens tables for others and does not sit.
-    sitting = client.post("/v1/tables", json={"game": "nauticus", "seats": 2, "join": True}, headers=auth(cup_key))
-    assert sitting.status_code == 422 and sitting.get_json()["error"]["code"] == "invalid_join"
+    taken = client.post("/v1/tables", json={"game": "nauticus", "seats": 2, "join": True}, headers=auth(cup_key))
+    assert taken.status_code == 422 and taken.get_json()["error"]["code"] == "invalid_join"
     cup_table = open_table(client, cup_key)
     assert cup_table["players"] == []
     # The last player to leave a player's table closes it.

@@ -10,8 +10,8 @@ import pytest
 import redis
 from rq import Queue
 
-from workers import nudge
-from workers.nudge import Nudge, shard_of
+from service import nudge
+from service.nudge import ProjectionQueue, shard_of
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def test_concurrent_commits_are_marked_every_one_in_fewer_round_trips(private_re
     r = private_redis
     r.flushdb()
     queue = Queue("qd-nudge-test", connection=r)
-    n = Nudge(r, queue, shards=3)
+    n = ProjectionQueue(r, queue, shards=3)
     games = [[str(uuid.uuid4()) for _ in range(8)] for _ in range(32)]
     barrier = threading.Barrier(len(games))
 
@@ -54,7 +54,7 @@ def test_concurrent_commits_are_marked_every_one_in_fewer_round_trips(private_re
 def test_a_lingering_drain_job_is_woken_by_a_batch(private_redis):
     r = private_redis
     r.flushdb()
-    n = Nudge(r, Queue("qd-nudge-test", connection=r), shards=1)
+    n = ProjectionQueue(r, Queue("qd-nudge-test", connection=r), shards=1)
     n.take_over(0)
     n._mark_all(["g1", "g2", "g3"])
     assert r.smembers(nudge.dirty(0)) == {b"g1", b"g2", b"g3"}
@@ -66,7 +66,7 @@ def test_a_lingering_drain_job_is_woken_by_a_batch(private_redis):
 def test_a_batch_larger_than_lua_can_unpack_is_marked_whole(private_redis):
     r = private_redis
     r.flushdb()
-    n = Nudge(r, Queue("qd-nudge-test", connection=r), shards=1)
+    n = ProjectionQueue(r, Queue("qd-nudge-test", connection=r), shards=1)
     games = [f"g{i}" for i in range(12_345)]
     n._mark_all(games)
     assert r.scard(nudge.dirty(0)) == len(games)
@@ -76,7 +76,7 @@ def test_with_redis_away_a_batch_is_counted_and_nothing_is_raised():
     from service import metrics
 
     away = redis.Redis(port=1, socket_connect_timeout=0.2)
-    n = Nudge(away, Queue("qd-nudge-test", connection=away), shards=2)
+    n = ProjectionQueue(away, Queue("qd-nudge-test", connection=away), shards=2)
     before = metrics.ENQUEUE_FAILURES._value.get()
     n._mark_all(["a", "b", "c"])
     assert metrics.ENQUEUE_FAILURES._value.get() == before + 3
@@ -90,7 +90,7 @@ def test_a_tournaments_commit_enqueues_its_projection_and_after_a_pairing_its_ad
     r = private_redis
     r.flushdb()
     queue = Queue("qd-nudge-test", connection=r)
-    n = Nudge(r, queue, shards=1)
+    n = ProjectionQueue(r, queue, shards=1)
     n.tournament("t1", [SimpleNamespace(type="PlayerRegistered")])
     n.tournament("t2", [SimpleNamespace(type="TableStarted"), SimpleNamespace(type="RoundPaired")])
     n.tournament("t3")

@@ -12,8 +12,8 @@ from support import auth, play, wait_for_feed_horizon
 
 from projections import keys
 from projections.runner import RebuildIncomplete, project_game, rebuild_all, sweep
+from service import nudge
 from service.http.app import create_app
-from workers import nudge
 
 
 def _snapshot(r, gid: str) -> dict[bytes, bytes]:
@@ -284,8 +284,8 @@ def test_the_enqueue_script_marks_wakes_and_flags(ctx):
     """After a commit the API marks its game dirty in one atomic step: it
     flags and enqueues a job only if none is queued or lingering, and wakes a
     lingering one."""
-    from workers.nudge import MARK as _MARK
-    from workers.nudge import PENDING_TTL
+    from service.nudge import MARK as _MARK
+    from service.nudge import PENDING_TTL
 
     mark = ctx.redis.register_script(_MARK)
     shard = 7  # a shard no game uses
@@ -303,13 +303,13 @@ def test_the_enqueue_script_marks_wakes_and_flags(ctx):
 
 
 def test_a_commit_during_a_drain_jobs_first_drain_wakes_it_instead_of_enqueuing_another(ctx, settings):
-    """workers/nudge.py: a drain job flags its shard "lingering" as it starts,
+    """service/nudge.py: a drain job flags its shard "lingering" as it starts,
     not after its first drain.  Under load a commit arrived during that drain
     nearly every time, found no flag and enqueued one more job, so jobs
     alternated instead of lingering (docs/PERFORMANCE.md, "Lag: the drain job lingers")."""
+    from service.nudge import MARK as _MARK
+    from service.nudge import PENDING_TTL
     from workers import context, jobs
-    from workers.nudge import MARK as _MARK
-    from workers.nudge import PENDING_TTL
 
     mark = ctx.redis.register_script(_MARK)
     shard = 7  # a shard no game uses

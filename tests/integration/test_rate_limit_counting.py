@@ -18,11 +18,11 @@ from limits import parse
 from limits.storage import MemoryStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 
+from service.adapters.rate_limits import RateLimited, RateLimits
 from service.bootstrap import rate_limits
 from service.config import Settings
 from service.games import registry
 from service.games.simulate import random_playout
-from service.http.limits import RateLimited, RateLimits
 
 _clients = (f"203.0.113.{i}" for i in itertools.count(1))
 

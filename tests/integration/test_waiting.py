@@ -1,4 +1,4 @@
-"""The waiting hub (``service/http/waiting.py``) against a real Redis: woken by
+"""The live hub (``service/http/live/``) against a real Redis: woken by
 the projection's announcement, one shared read per change, nothing lost when
 its subscription drops, a vanished read model noticed, and a shutdown that
 wakes everyone.  Plus what a projection write announces (``projections/publish.py``)."""
@@ -20,8 +20,10 @@ import redis
 
 from projections import keys, publish
 from service.bootstrap import announcements
-from service.http import waiting
-from service.http.waiting import Hub, wait_until
+from service.http.live.direct import DirectStream, SocketSink
+from service.http.live.history import BOARD_HISTORY
+from service.http.live.hub import Hub, Watch
+from service.http.live.waits import wait_until
 
 
 @pytest.fixture
@@ -239,13 +241,13 @@ def test_a_game_stream_hears_every_board_in_order_and_the_slowest_one_bounds_wha
         while slow.version < 9 and time.monotonic() < deadline:
             slow.wait(1)
         assert [v for v, _ in hub.boards_after(slow, "k", 0, shape) if v <= 8] == [5, 8]
-        for v in range(10, 9 + 2 * waiting.BOARD_HISTORY):
+        for v in range(10, 9 + 2 * BOARD_HISTORY):
             _write(r, gid, v)
-        last = 8 + 2 * waiting.BOARD_HISTORY
+        last = 8 + 2 * BOARD_HISTORY
         while fast.version < last and time.monotonic() < deadline + 5:
             fast.wait(1)
         kept = [v for v, _ in hub.boards_after(slow, "k", 0, shape)]
-        assert kept == list(range(last - waiting.BOARD_HISTORY + 1, last + 1))  # bounded: the newest
+        assert kept == list(range(last - BOARD_HISTORY + 1, last + 1))  # bounded: the newest
     assert hub.watched() == 0
 
 
@@ -406,7 +408,7 @@ def test_wait_until_looks_again_at_a_read_model_nothing_announces():
 
 
 # -- streams the listener writes itself (Hub.write_directly) ------------------------
-def _direct_setup(hub: Hub, r: redis.Redis, gid: str, watch: waiting.Watch, version: int) -> None:
+def _direct_setup(hub: Hub, r: redis.Redis, gid: str, watch: Watch, version: int) -> None:
     """The stream of ``watch`` sent ``version``, the newest board heard."""
     _write(r, gid, version)
     deadline = time.monotonic() + 5
@@ -417,9 +419,7 @@ def _direct_setup(hub: Hub, r: redis.Redis, gid: str, watch: waiting.Watch, vers
 
 
 @contextlib.contextmanager
-def _at_head(
-    hub: Hub, r: redis.Redis, version: int = 2
-) -> Iterator[tuple[str, waiting.Watch, socket.socket, socket.socket]]:
+def _at_head(hub: Hub, r: redis.Redis, version: int = 2) -> Iterator[tuple[str, Watch, socket.socket, socket.socket]]:
     """A game stream of a new game that sent ``version``, the newest board heard;
     yields (game id, its watch, the server's end of its socket, the client's end)."""
     gid = str(uuid.uuid4())
@@ -430,7 +430,7 @@ def _at_head(
         yield gid, watch, ours, theirs
 
 
-def _writer(sock: socket.socket, shaped: list[int], chunked: bool = True, finished_at: int = 0) -> waiting.DirectWriter:
+def _writer(sock: socket.socket, shaped: list[int], chunked: bool = True, finished_at: int = 0) -> DirectStream:
     def shape(fields: dict[str, bytes]) -> tuple[bytes, bool]:
         shaped.append(int(fields["version"]))
         return fields["view:public"] + b"\n", int(fields["version"]) == finished_at
@@ -438,13 +438,13 @@ def _writer(sock: socket.socket, shaped: list[int], chunked: bool = True, finish
     def finish(version: int) -> bytes:
         return b"end %d\n" % version
 
-    return waiting.DirectWriter(sock, chunked, "k", shape, finish)
+    return DirectStream(SocketSink(sock, chunked), "k", shape, finish)
 
 
 class _Direct(threading.Thread):
     """``hub.write_directly`` in a thread of its own (as a stream's greenlet)."""
 
-    def __init__(self, hub: Hub, watch: waiting.Watch, writer: waiting.DirectWriter, last: int, timeout: float) -> None:
+    def __init__(self, hub: Hub, watch: Watch, writer: DirectStream, last: int, timeout: float) -> None:
         super().__init__(daemon=True)
         self.args_ = (hub, watch, writer, last, timeout)
         self.got: Any = "not yet"
@@ -485,7 +485,7 @@ def test_a_stream_at_the_head_is_written_by_the_listener_in_order_until_the_game
     shaped: list[int] = []
     with _at_head(hub, r) as (gid, watch, ours, theirs):
         writer = _writer(ours, shaped, finished_at=5)
-        assert waiting.DirectWriter.usable(ours)
+        assert SocketSink.usable(ours)
         direct = _Direct(hub, watch, writer, 2, timeout=10)
         direct.start()
         direct.registered()
@@ -497,7 +497,7 @@ def test_a_stream_at_the_head_is_written_by_the_listener_in_order_until_the_game
         assert direct.got == (5, True)
         assert direct.took < 5  # handed back at the end, not at the timeout
         assert shaped == [3, 5]
-        assert watch.cell.positions[id(watch)] == 5
+        assert watch.cell.history.positions[id(watch)] == 5
         assert not watch.cell.direct
 
 
@@ -510,6 +510,56 @@ def test_an_http_1_0_stream_is_written_without_chunks(hub, r):
         assert _read_exactly(theirs, 9) == b'{"at":3}\n'
         direct.join(5)
         assert direct.got == (3, False)  # time up: the stream pings, then carries on
+
+
+class _SlowSink:
+    """A sink that notes whether its game's cell was locked while it was written,
+    and takes a while over each write (a socket buffer being copied)."""
+
+    chunked = True
+
+    def __init__(self, sock: socket.socket, watch: Watch) -> None:
+        self.inner = SocketSink(sock, True)
+        self.watch = watch
+        self.locked_during_write: list[bool] = []
+        self.writing = threading.Event()
+
+    def frame(self, line: bytes) -> bytes:
+        return self.inner.frame(line)
+
+    def offer(self, data: bytes) -> int:
+        self.writing.set()
+        self.locked_during_write.append(self.watch.cell.lock.locked())
+        time.sleep(0.3)
+        return self.inner.offer(data)
+
+    def send(self, data: bytes) -> None:
+        self.inner.send(data)
+
+
+def test_no_lock_is_held_while_the_listener_writes_a_stream(hub, r):
+    """The listener writes a stream's socket with its game's lock released (a
+    waiter of the game is not held up by a socket), and a stream handed back
+    during that write (here by a shutdown) is handed back once the write is done,
+    the line whole."""
+    with _at_head(hub, r) as (gid, watch, ours, theirs):
+        sink = _SlowSink(ours, watch)
+        stream = DirectStream(sink, "k", lambda f: (f["view:public"] + b"\n", False), lambda v: b"")
+        direct = _Direct(hub, watch, stream, 2, timeout=10)
+        direct.start()
+        direct.registered()
+        _write(r, gid, 3)
+        assert sink.writing.wait(5)
+        # Meanwhile the game's lock is free: a waiter (here the shutdown) takes it at once.
+        started = time.monotonic()
+        hub.shutdown()
+        assert time.monotonic() - started < 0.2
+        direct.join(5)
+        assert sink.locked_during_write == [False]
+        assert direct.got == (3, False)  # handed back once its write was done
+        assert direct.took < 5
+        assert _read_exactly(theirs, len(_chunk(b'{"at":3}\n'))) == _chunk(b'{"at":3}\n')
+        assert not watch.cell.direct
 
 
 def test_a_stream_not_at_the_head_is_left_to_its_own_path(hub, r):
@@ -598,7 +648,7 @@ def test_a_busy_listener_hears_the_boards_before_the_versions_it_re_reads(settin
 
     def checked_bump(cell: Any, version: int | None = None, reset: bool = False) -> None:
         bump(cell, version, reset)
-        heard = cell.boards[-1][0] if cell.boards else 0
+        heard = cell.history.boards[-1][0] if cell.history.boards else 0
         if cell.board_watchers and cell.version > heard:
             ahead.append((cell.version, heard))
 
@@ -616,7 +666,7 @@ def test_a_busy_listener_hears_the_boards_before_the_versions_it_re_reads(settin
             while watch.version < 5 and time.monotonic() < deadline:
                 watch.wait(1)
             assert watch.version == 5
-            assert [v for v, _ in watch.cell.boards] == [2, 3, 4, 5]
+            assert [v for v, _ in watch.cell.history.boards] == [2, 3, 4, 5]
     finally:
         hub.shutdown()
         r.delete(keys.game(gid))

@@ -1,4 +1,4 @@
-"""Issue #34, "a bot is a pure function of what its seat sees": games of Waters of Nereus (the game with
+"""docs/BOTS.md, "a bot is a pure function of what its seat sees": games of Waters of Nereus (the game with
 hidden information: hands, decks, face-down crew cards) in which, at every decision of the bot's seat, the
 hidden parts of the state are reshuffled (``support.waters_of_nereus.perturb``, independent of the engine's own
 ``determinize``) give the bot identical choices: it cannot depend on what it does not see.

@@ -23,7 +23,7 @@ checked at every step:
 * ``view`` and ``redact_event`` work for every seat, a spectator and the admin.
 
 A third set (``test_determinize_agrees_with_the_view``) checks what a bot's search
-needs of each engine (issue #34): at seeded random positions, for every seat,
+needs of each engine (docs/BOTS.md): at seeded random positions, for every seat,
 ``determinize(view(s, seat))`` is a full state whose view for the seat is that
 view again, which satisfies the invariants and gives the seat the same legal
 intents, and ``evaluate`` gives one finite number per seat.
@@ -457,7 +457,7 @@ def test_setup_refuses_bad_player_counts() -> None:
             assert info.value.code == "invalid_player_count", name
 
 
-# -- what a search needs: determinize and evaluate (base.py's contract; issue #34) ---------------------
+# -- what a search needs: determinize and evaluate (base.py's contract) ---------------------
 
 #: Seeded positions per case at QD_PLAYOUTS=1 (each checked for every seat, with two determinizations).
 DETERMINIZE_POSITIONS: dict[str, int] = {"nautilus-industries": 60, "nauticus": 120, "waters-of-nereus": 200}

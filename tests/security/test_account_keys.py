@@ -11,7 +11,7 @@ from support import auth
 from support.accounts import accept_invitations, organiser, register, unique
 
 from projections.runner import project_game
-from workers import nudge
+from service import nudge
 
 
 def test_keys_are_shown_once_stored_hashed_and_never_logged(client, ctx, settings, caplog, run_worker):

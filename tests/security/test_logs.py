@@ -12,8 +12,8 @@ import random
 
 from support import auth, play
 
+from service import nudge
 from service.logs import RedactSecrets
-from workers import nudge
 
 
 def test_nothing_logged_carries_a_token_or_seed(client, ctx, new_game, settings, caplog, run_worker):

@@ -66,7 +66,7 @@ def test_without_admin_token_organiser_endpoints_are_disabled(settings, new_game
                 )
             resp = c.get(f"/v1/games/{gid}{suffix}", headers=auth("anything"))
             assert resp.get_json()["error"]["code"] == "organiser_disabled"
-        # And nothing sees the admin view: the old organiser token is nobody now.
+        # And nothing sees the admin view: the old operator token is nobody now.
         resp = c.get(f"/v1/games/{gid}", headers=auth(settings.admin_token))
         assert resp.status_code == 403
         feed = c.get(f"/v1/games/{gid}/events").get_data(as_text=True)

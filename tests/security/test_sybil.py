@@ -1,4 +1,4 @@
-"""The probe's rating scripts (issue 33, items 7 and 8) against real PostgreSQL
+"""The probe's rating scripts against real PostgreSQL
 and Redis: none of them can move a rating any more (docs/LEADERBOARDS.md,
 "What counts").
 

@@ -109,7 +109,7 @@ def equals_rebuild(r: redis.Redis, store: EventStore, game_id: str) -> bool:
 
 
 def assert_logs_clean(log_text: str, database_url: str, extra_secrets: list[str]) -> None:
-    """No seat token, organiser token or game seed in the processes' logs."""
+    """No seat token, operator token or game seed in the processes' logs."""
     import psycopg
 
     with psycopg.connect(database_url) as conn:

@@ -136,7 +136,7 @@ def _random_module_uses(name: str) -> set[str]:
 
 @pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("service.bots")))
 def test_the_bots_are_pure(name: str) -> None:
-    """Issue #34: a bot is a pure function of what its seat sees, seeded: no infrastructure (so it cannot read
+    """A bot is a pure function of what its seat sees, seeded: no infrastructure (so it cannot read
     PostgreSQL or Redis), no clock (the caller passes one) and only seeded generators (``random.Random``)."""
     ours = {m for m in imports_of(name) if m.split(".")[0] in PACKAGES}
     assert all(m.startswith(("service.games", "service.bots")) for m in ours), ours
@@ -257,10 +257,64 @@ def test_no_module_reaches_into_flask_smorest_internals() -> None:
     assert not hits, hits
 
 
-#: What only the composition root builds: the service layer's objects (the use cases and
-#: the unit of work), the event store, Redis clients.
+def _classes(prefix: str) -> dict[str, tuple[str, ast.ClassDef]]:
+    """Every class defined in the modules under ``prefix``: name -> (module, definition)."""
+    found = {}
+    for name, path in MODULES.items():
+        if _under(name, prefix):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ClassDef):
+                    found[node.name] = (name, node)
+    return found
+
+
+def _base_names(node: ast.ClassDef) -> set[str]:
+    return {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in node.bases}
+
+
+#: Every exception class of ours, by name (a class whose base is an exception).
+def _exception_names() -> set[str]:
+    classes = [node for path in MODULES.values() for node in ast.walk(ast.parse(path.read_text("utf-8")))]
+    defined = [node for node in classes if isinstance(node, ast.ClassDef)]
+    known = {"Exception", "RuntimeError", "ValueError", "KeyError", "LookupError", "OSError", "ConnectionError"}
+    while True:
+        more = {c.name for c in defined if _base_names(c) & known} - known
+        if not more:
+            return known
+        known |= more
+
+
+EXCEPTIONS = _exception_names()
+
+
+def _is_value(node: ast.ClassDef) -> bool:
+    """A record the adapters hand out (a dataclass), not a component."""
+    return any(
+        (
+            d.id
+            if isinstance(d, ast.Name)
+            else d.func.id
+            if isinstance(d, ast.Call) and isinstance(d.func, ast.Name)
+            else ""
+        )
+        == "dataclass"
+        for d in node.decorator_list
+    )
+
+
+#: The adapters and the service layer's objects (the use cases and the unit of work):
+#: every public class of ``service/adapters`` and ``service/service_layer`` that is
+#: neither an exception nor a value (a dataclass), read off the source, so a new
+#: adapter or use case is covered without being listed here.
+COMPONENTS = {
+    name: module
+    for prefix in ("service.adapters", "service.service_layer")
+    for name, (module, node) in _classes(prefix).items()
+    if not name.startswith("_") and name not in EXCEPTIONS and not _is_value(node)
+}
 SERVICE_OBJECTS = {"GameService", "TournamentService", "LobbyService", "InvitationService", "RoundRunner", "UnitOfWork"}
-BUILT_IN_BOOTSTRAP = SERVICE_OBJECTS | {"EventStore", "Redis", "StrictRedis", "RedisCluster", "from_url"}
+#: What only the composition root builds: every component above, the Redis clients.
+BUILT_IN_BOOTSTRAP = set(COMPONENTS) | {"Redis", "StrictRedis", "RedisCluster", "from_url"}
 #: Modules that may build them: the composition root, and ``redis_roles`` (the factory
 #: functions the composition root calls; a call to ``redis_roles.connect*`` counts as
 #: building a client).  ``scripts/bench`` builds its own pieces to measure them in
@@ -268,7 +322,10 @@ BUILT_IN_BOOTSTRAP = SERVICE_OBJECTS | {"EventStore", "Redis", "StrictRedis", "R
 BUILDERS = {"service.bootstrap", "service.redis_roles"}
 
 
-def _constructions(path: Path) -> list[str]:
+def _constructions(path: Path, module: str = "") -> list[str]:
+    """The calls in ``path`` that build a component or a client; a module's own
+    classes built by a factory of that module (a pub/sub opener opening a pub/sub)
+    do not count: the composition root built the factory."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.Call):
@@ -279,6 +336,8 @@ def _constructions(path: Path) -> list[str]:
         owner_name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
         if called == "from_url" and owner_name not in {"redis", "Redis", "StrictRedis", "RedisCluster"}:
             continue  # another library's from_url (a connection pool's is built by a client)
+        if COMPONENTS.get(called) == module:
+            continue
         if called in BUILT_IN_BOOTSTRAP or (owner_name == "redis_roles" and called.startswith("connect")):
             found.append(f"{owner_name + '.' if owner_name else ''}{called}:{node.lineno}")
     return found
@@ -298,14 +357,161 @@ def test_the_construction_checker_sees_the_constructions() -> None:
     built = {c.split(":")[0] for c in _constructions(MODULES["service.bootstrap"])}
     assert built >= SERVICE_OBJECTS, SERVICE_OBJECTS - built
     assert any(c.startswith("redis_roles.connect") for c in _constructions(MODULES["service.bootstrap"]))
+    # Every adapter and use case, found on the source (and no exception, no value record).
+    assert {"AccountStore", "HouseBots", "StreamSlots", "KeptAudits", "RateLimits", "EventStore"} <= set(COMPONENTS)
+    assert set(COMPONENTS) >= SERVICE_OBJECTS
+    assert not {"StoreUnavailable", "SlotsFull", "HouseBot", "TournamentRecord"} & set(COMPONENTS)
+    assert _constructions(MODULES["service.adapters.announcements"], "service.adapters.announcements") == []
+    assert _constructions(MODULES["service.adapters.announcements"], "elsewhere") != []
 
 
 @pytest.mark.parametrize("name", sorted(_scanned_for_construction()))
 def test_only_bootstrap_builds_services_stores_and_clients(name: str) -> None:
-    built = _constructions(_scanned_for_construction()[name])
+    built = _constructions(_scanned_for_construction()[name], name)
     if name in BUILDERS:
         return
     assert not built, f"build these in service/bootstrap.py and pass them in: {built}"
+
+
+# -- the edges and the read side ------------------------------------------------------------
+def test_the_service_never_imports_the_workers() -> None:
+    """The API and the workers share ``service``; the workers' package is theirs alone
+    (what runs in the API, such as the nudge, lives in ``service``)."""
+    found = {
+        name: sorted(m for m in _ours(name) if _under(m, "workers")) for name in MODULES if _under(name, "service")
+    }
+    assert not {k: v for k, v in found.items() if v}, found
+
+
+def test_the_workers_and_projections_never_import_http() -> None:
+    """What both the API and a worker need (a board's body, the rate limits' names) lives
+    in a layer both import (``service.views``, the adapters), not in ``service.http``."""
+    found = {
+        name: sorted(m for m in _ours(name) if _under(m, "service.http"))
+        for name in MODULES
+        if _under(name, "workers", "projections")
+    }
+    assert not {k: v for k, v in found.items() if v}, {k: v for k, v in found.items() if v}
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if _under(m, "service.audit")))
+def test_the_audit_layer(name: str) -> None:
+    """The audits re-decide a stream from the store: no web framework or RQ; of ours the
+    pure write side, the adapters, the intents' parser (a recorded intent is parsed as
+    the API parsed it) and each other -- never HTTP, the use cases or the workers.  The
+    projection check alone reads Redis and the projection's board renderer and keys: it
+    renders the board from the stream as the projection does and compares."""
+    assert not _tops(name) & (FRAMEWORKS - {"marshmallow", "redis"}), _tops(name) & FRAMEWORKS
+    allowed = (*PURE, "service.adapters", "service.audit", "schemas.intents", "projections.boards", "projections.keys")
+    assert all(_under(m, *allowed) for m in _ours(name)), {m for m in _ours(name) if not _under(m, *allowed)}
+
+
+def _runtime_imports_from(name: str, prefix: str) -> list[str]:
+    """``module.name`` for each name ``name`` imports from under ``prefix`` outside an
+    ``if TYPE_CHECKING:`` block (a type in a signature is no dependency at run time);
+    ``module`` alone for a whole module imported."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+        for inner in ast.walk(node)
+    }
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names if _under(a.name, prefix)]
+        elif isinstance(node, ast.ImportFrom) and node.module and _under(node.module, prefix):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                out.append(full if full in MODULES or node.module == prefix else f"{node.module}:{alias.name}")
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if _under(m, "service.http")))
+def test_http_imports_only_error_types_from_the_adapters(name: str) -> None:
+    """A handler reaches an adapter through ``services()`` (built by the composition
+    root) and a use case; of ``service.adapters`` it imports only the exceptions it
+    answers (``StoreUnavailable``: 503), and types for its signatures."""
+    found = [m for m in _runtime_imports_from(name, "service.adapters") if m.rpartition(":")[2] not in EXCEPTIONS]
+    assert not found, found
+
+
+def test_the_adapter_import_checker_sees_imports() -> None:
+    assert "service.adapters.eventstore:StoreUnavailable" in _runtime_imports_from(
+        "service.http.app", "service.adapters"
+    )
+    assert "StoreUnavailable" in EXCEPTIONS and "SlotsFull" in EXCEPTIONS and "EventStore" not in EXCEPTIONS
+
+
+#: The HTTP modules that may import a module of ``projections``, and which: the live
+#: delivery's hub reads the read models' keys and channels by their names.
+HTTP_READS_PROJECTIONS = {"service.http.live.hub": {"projections.keys", "projections.publish"}}
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if _under(m, "service.http")))
+def test_http_reads_the_read_models_through_the_read_side(name: str) -> None:
+    """The projections write the read models; HTTP reads them through ``service.views``."""
+    found = {m for m in _ours(name) if _under(m, "projections")} - HTTP_READS_PROJECTIONS.get(name, set())
+    assert not found, f"read through service.views: {found}"
+
+
+#: Store methods whose answer holds a game's secret (its seed), which no HTTP module calls.
+SECRET_READS = {"secrets", "seed"}
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if _under(m, "service.http")))
+def test_no_http_module_reads_secrets(name: str) -> None:
+    """A handler never holds a game's seed: the use cases and the audits read it, and
+    answer what may be shown (the seat-token hashes come from ``store.token_hashes``)."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    found = [
+        f"{ast.unparse(node)}:{node.lineno}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SECRET_READS
+    ]
+    assert not found, found
+
+
+def private_names_used(source: str) -> list[str]:
+    """Where ``source`` uses another module's private name: ``from ours import _x``, or
+    ``mod._x`` on a module of ours it imported."""
+    tree = ast.parse(source)
+    modules: set[str] = set()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES:
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{node.module}.{alias.name}:{node.lineno}")
+                modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            modules.update(a.asname or a.name.split(".")[0] for a in node.names if a.name.split(".")[0] in PACKAGES)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+        ):
+            found.append(f"{node.value.id}.{node.attr}:{node.lineno}")
+    return found
+
+
+def test_the_private_name_checker_sees_uses() -> None:
+    assert private_names_used("from service.http import games\ngames._read(1)") == ["games._read:2"]
+    assert private_names_used("from service.http.games import _read") == ["service.http.games._read:1"]
+    assert private_names_used("import json\njson._default_encoder") == []
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_module_uses_another_modules_private_names(name: str) -> None:
+    """A name with a leading underscore is its module's own: what another module needs is public."""
+    found = private_names_used(MODULES[name].read_text(encoding="utf-8"))
+    assert not found, found
 
 
 def test_nothing_points_outside_the_repo() -> None:

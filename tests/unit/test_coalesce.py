@@ -1,4 +1,4 @@
-"""``workers.coalesce``: the group commit behind the projection nudge
+"""``service.coalesce``: the group commit behind the projection nudge
 (docs/PERFORMANCE.md, "The nudge's group commit").  Threads stand in for the gevent
 worker's greenlets (the same primitives, patched there)."""
 
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from workers.coalesce import Coalescer
+from service.coalesce import Coalescer
 
 
 class _Gate:
@@ -141,6 +141,6 @@ def test_a_caller_whose_batch_is_never_handed_over_sends_alone_after_its_patienc
     c = Coalescer(sent.append, patience=0.05)
     c._busy = True  # as if a leader had been lost without handing over
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("workers.coalesce.log.warning", lambda *a, **k: None)
+        mp.setattr("service.coalesce.log.warning", lambda *a, **k: None)
         c(7)
     assert sent == [[7]]

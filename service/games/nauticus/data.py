@@ -7,6 +7,8 @@ readings of unclear rules and ``NAU-Qxx`` decisions of this engine (its §3).
 
 from __future__ import annotations
 
+from typing import Any
+
 NAME = "nauticus"  # the API name
 VERSION = "1.0.0"  # rules-engine version, recorded in every game created with it
 
@@ -91,7 +93,7 @@ EXTRA_WORKERS = 2  # NAU-171: workers gained when the extra action is played
 TURNTABLE = [0, 2, 1, 2, 3, 1, 3, 2]  # NAU-D01
 
 # Bonuses by board space, in the rulebook's printed order, clockwise from space 0 (NAU-D06).
-BONUSES = [
+BONUSES: list[dict[str, Any]] = [
     {"workers": 3},  # NAU-030
     {"item": "mast"},  # NAU-031: a regular mast of choice -> warehouse
     {"item": "sail"},  # NAU-032: a regular sail of choice -> warehouse

@@ -6,6 +6,7 @@ the price and the worker kind in ``ItemBought``...), so folding a stream always 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from service.games.base import Event, State, clone_state, with_forfeited
@@ -21,7 +22,7 @@ from service.games.nauticus.data import (
     SIZE,
     SPACES,
 )
-from service.games.nauticus.state import new_act, new_turn, running_act
+from service.games.nauticus.state import current_act, new_act, new_turn
 
 
 def _wh_add(seat: dict[str, Any], item: str) -> None:
@@ -135,7 +136,7 @@ def _action_passed(state: State, d: dict[str, Any]) -> State:
 
 def _item_bought(state: State, d: dict[str, Any]) -> State:
     seat = state["seats"][d["seat"]]
-    act = running_act(state["turn"])
+    act = current_act(state["turn"])
     item = d["item"]
     seat["taler"] -= d["price"]
     _spend_worker(seat, act, d["blue"])
@@ -152,18 +153,18 @@ def _gift_taken(state: State, d: dict[str, Any]) -> State:
     seat = state["seats"][d["seat"]]
     state["stacks"][d["item"]] -= 1
     _wh_add(seat, d["item"])
-    running_act(state["turn"])["gift"] = 2
+    current_act(state["turn"])["gift"] = 2
     return state
 
 
 def _gift_forfeited(state: State, d: dict[str, Any]) -> State:
-    running_act(state["turn"])["gift"] = 2
+    current_act(state["turn"])["gift"] = 2
     return state
 
 
 def _tile_transported(state: State, d: dict[str, Any]) -> State:
     seat = state["seats"][d["seat"]]
-    _spend_worker(seat, running_act(state["turn"]), d["blue"])
+    _spend_worker(seat, current_act(state["turn"]), d["blue"])
     _wh_remove(seat, d["item"])
     _put(state, seat, d)
     return state
@@ -171,7 +172,7 @@ def _tile_transported(state: State, d: dict[str, Any]) -> State:
 
 def _money_withdrawn(state: State, d: dict[str, Any]) -> State:
     seat = state["seats"][d["seat"]]
-    _spend_worker(seat, running_act(state["turn"]), d["blue"])
+    _spend_worker(seat, current_act(state["turn"]), d["blue"])
     seat["taler"] += d["taler"]
     return state
 
@@ -179,7 +180,7 @@ def _money_withdrawn(state: State, d: dict[str, Any]) -> State:
 def _goods_delivered(state: State, d: dict[str, Any]) -> State:
     """NAU-131: the whole cargo, 1 worker per good; NAU-133: kept by type; NAU-134: the ship may be reloaded."""
     seat = state["seats"][d["seat"]]
-    act = running_act(state["turn"])
+    act = current_act(state["turn"])
     act["blue"] -= d["blue"]
     seat["workers"] -= d["own"]
     act["uses"] += d["blue"] + d["own"]
@@ -195,7 +196,7 @@ def _crowns_scored(state: State, d: dict[str, Any]) -> State:
     """NAU-141: the VP of one use; the board action's VP count against the round's cap, the extra action's
     against its own (NAU-142, NAU-A11)."""
     seat = state["seats"][d["seat"]]
-    act = running_act(state["turn"])
+    act = current_act(state["turn"])
     _spend_worker(seat, act, d["blue"])
     seat["vp"] += d["vp"]
     act["crown_vp"] += d["vp"]
@@ -313,7 +314,7 @@ def _game_ended(state: State, d: dict[str, Any]) -> State:
     return state
 
 
-_HANDLERS = {
+_HANDLERS: dict[str, Callable[[Any, dict[str, Any]], State]] = {
     "GameStarted": _game_started,
     "ActionTilesLaidOut": _tiles_laid_out,
     "ActionChosen": _action_chosen,

@@ -8,6 +8,8 @@ the command's events into a copy of the state and asking :func:`_auto` until it 
 
 from __future__ import annotations
 
+from typing import Any
+
 from service.games.base import SEAT_FORFEITED, Command, Event, State, check_forfeit, clone_state, forfeited
 from service.games.nauticus import hulls
 from service.games.nauticus.commands import (
@@ -37,7 +39,7 @@ from service.games.nauticus.evolve import evolve
 from service.games.nauticus.legal import gift_options, legal, to_act
 from service.games.nauticus.refusals import explain, refuse
 from service.games.nauticus.scoring import crowns, final_result
-from service.games.nauticus.state import blue_at, extra_available, price, running_act, turntable_blue
+from service.games.nauticus.state import blue_at, current_act, extra_available, price, running_act, turntable_blue
 from service.games.rng import Rng
 
 
@@ -101,7 +103,7 @@ def _primary(state: State, s: int, cmd: Command) -> list[Event]:
         # NAU-152, NAU-A02: the highest penalty tile first; NAU-154, NAU-Q09: none left to turn -> 0.
         n = seat["passes"]
         return [Event("ActionPassed", {"seat": s, "pass_tile": -PASS_TILES[n] if n < len(PASS_TILES) else 0})]
-    act = running_act(turn)
+    act = current_act(turn)
     if isinstance(cmd, TakeGift):
         return [Event("GiftTaken", {"seat": s, "item": cmd.item})]
     blue = act["blue"] > 0  # NAU-042: blue workers are spent first
@@ -223,7 +225,7 @@ def _quiet(state: State, event: Event) -> bool:
     if t == "ItemBought":
         if event.data["to"] != "warehouse":
             return False
-        act = running_act(state["turn"])
+        act = current_act(state["turn"])
         bought = act["bought"]
         return act["gift"] != 0 or len(bought) + (event.data["item"] not in bought) < 4
     if t == "RewardTaken":
@@ -238,8 +240,8 @@ def follow_ups(state: State, s: int, events: list[Event], rng: Rng) -> list[Even
     if len(events) == 1 and _quiet(state, events[0]):
         return events
     work = _work_copy(state, s)
-    for e in events:
-        evolve(work, e)
+    for given in events:
+        evolve(work, given)
     while True:
         e = _auto(work, rng)
         if e is None:
@@ -258,7 +260,7 @@ def forfeit(state: State, s: int, rng: Rng) -> list[Event]:
     holds the figure before choosing an action tile, the figure passes clockwise.  It keeps the
     pass-tile penalties of the rounds it is seated for (NAU-180); the platform ranks it last."""
     check_forfeit(state, s, state["players"], state["step"] == "over")
-    data: dict = {"seat": s}
+    data: dict[str, Any] = {"seat": s}
     if state["step"] == "choose" and state["start_player"] == s:
         out = [*forfeited(state), s]
         n = state["players"]
@@ -270,7 +272,7 @@ def decide(state: State, s: int, cmd: Command, rng: Rng) -> list[Event]:
     """The events ``cmd`` of seat ``s`` causes, automatic follow-ups included; never mutates ``state``."""
     if state["step"] == "over":
         raise refuse("game_over")
-    if COMMANDS.get(getattr(cmd, "type", None)) is not type(cmd):
+    if COMMANDS.get(getattr(cmd, "type", "")) is not type(cmd):
         raise refuse("unknown_command")
     if s not in to_act(state):
         raise refuse("not_your_turn")

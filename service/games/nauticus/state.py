@@ -49,6 +49,14 @@ def new_turn(action: str, blue: int) -> dict[str, Any]:
     return {"main": new_act(action, blue, False), "extra": None, "rewards": None}
 
 
+def current_act(turn: dict[str, Any]) -> dict[str, Any]:
+    """:func:`running_act` where the rules have established that one runs (an event of
+    an action, a command the action allows)."""
+    act = running_act(turn)
+    assert act is not None, "no action is running"
+    return act
+
+
 def running_act(turn: dict[str, Any]) -> dict[str, Any] | None:
     """The action the player is carrying out now: an unfinished extra action first, else the board action."""
     extra = turn["extra"]

@@ -31,7 +31,7 @@ def final_result(state: State) -> dict[str, Any]:
     score = money + stock value (NIN-124); highest wins, ties share the win (NIN-125)."""
     scores: dict[str, int] = {}
     breakdown: dict[str, Any] = {}
-    keys: dict[int, tuple] = {}
+    keys: dict[int, tuple[Any, ...]] = {}
     for seat in range(state["n"]):
         money = state["players"][seat]["money"]
         value, per_company = stock_value(state, seat)

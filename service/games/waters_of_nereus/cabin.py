@@ -52,7 +52,7 @@ def targets(seat: dict[str, Any], t: str) -> list[tuple[str, str, int]]:
     """Every place (area, crew, slot) where ``t`` may go now: storage, the chest, and EVERY free
     hold icon that accepts it (WON-080).  Equal icons of one hold are all listed, even though
     they are interchangeable: ``decide`` accepts exactly what ``legal`` lists, so an icon left
-    out here would be refused (issue 13: slot 1 of an empty purser hold refused a Y)."""
+    out here would be refused (slot 1 of an empty purser hold refusing a Y, for one)."""
     out: list[tuple[str, str, int]] = []
     if storage_accepts(seat, t):
         out.append(("storage", "", 0))

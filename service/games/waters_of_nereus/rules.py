@@ -7,6 +7,9 @@ refusal with a code naming the rule (``refusals.py``), and emits every automatic
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from service.games.base import SEAT_FORFEITED, Command, Event, State, check_forfeit, forfeited
 from service.games.rng import Rng
 from service.games.waters_of_nereus import cabin, data, movement, scoring
@@ -341,7 +344,7 @@ def forfeit(state: State, seat: int, rng: Rng) -> list[Event]:
     return ctx.events
 
 
-HANDLERS = {
+HANDLERS: dict[type[Command], Callable[[Ctx, int, Any], None]] = {
     c.ChooseCorner: _choose_corner,
     c.ChooseCrew: _choose_crew,
     c.PlaceMarker: _place_marker,

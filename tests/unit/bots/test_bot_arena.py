@@ -23,7 +23,7 @@ def test_percentile_is_the_nearest_rank() -> None:
 
 
 def test_run_strength_reports_what_the_bench_prints() -> None:
-    """Issue #34 goal 1 in miniature: level 1 beats random in 2-player Nauticus, seats rotated."""
+    """docs/BOTS.md in miniature: level 1 beats random in 2-player Nauticus, seats rotated."""
     report = run_strength("nauticus", 1, "random", games=4, seats=2, seed=100)
     assert report["games"] == 4 and report["a"] == "1" and report["b"] == "random"
     assert report["wins"] >= 3, report

@@ -1,5 +1,5 @@
 """The house bots' entry point (docs/BOTS.md, "House bots"): what ``choose`` takes and returns, the levels,
-the CPU budget and the iteration cap, and repeatability (issue #34, "Constraints": the same seed gives the
+the CPU budget and the iteration cap, and repeatability (the same seed gives the
 same move)."""
 
 from __future__ import annotations

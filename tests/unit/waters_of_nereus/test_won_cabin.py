@@ -60,7 +60,7 @@ def _first_fitting(crew: str, slot: int) -> str:
 
 @pytest.mark.parametrize("crew", data.CREWS)
 def test_won080_treasure_fits_every_free_matching_slot(crew):
-    """WON-080 (issue 13): every free icon a treasure or gem fits is listed by ``legal`` and accepted
+    """WON-080: every free icon a treasure or gem fits is listed by ``legal`` and accepted
     by ``decide`` -- also an icon equal to another free one of the same hold (an empty purser hold
     takes a Y on slot 1 as well as on slot 0) -- and every icon it does not fit is refused.  Checked
     for each hold, empty and with each one of its icons already filled."""
@@ -95,7 +95,7 @@ def test_won080_treasure_fits_every_free_matching_slot(crew):
 
 
 def test_won080_purser_yellow_on_slot_1_of_an_empty_hold():
-    """WON-080 (issue 13, the reported case): empty purser hold, Y in hand: slot 1 is legal and
+    """WON-080 (the case once refused): empty purser hold, Y in hand: slot 1 is legal and
     accepted just like slot 0; placing there leaves slot 0 free for the second Y."""
     s = purser_turn()
     give(s, 0, "pending", "Y", "Y")

@@ -4,8 +4,9 @@ A game's read model holds only its newest board, so the boards between a
 client's ``Last-Event-ID`` and the head are rebuilt from the stream: from the
 latest snapshot at or before that version (``QD_SNAPSHOT_EVERY`` events at
 most), one board per decision, each built by the projection's own
-``board_fields``.  At most ``waiting.BOARD_HISTORY`` of them, as for a live
-follower: a client further behind gets the newest board only.
+``render_board_fields``.  At most ``most`` of them (the streams pass the live hub's
+``BOARD_HISTORY``, as for a live follower): a client further behind gets the
+newest board only.
 """
 
 from __future__ import annotations
@@ -13,13 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from projections.boards import board_fields, info_of
+from projections.boards import info_of, render_board_fields
 from service.adapters.eventstore import EventStore
 from service.domain.pipeline import GAME_CREATED, GAME_FINISHED
 from service.domain.records import StoredEvent
 from service.domain.replay import fold_stream
 from service.games import registry
-from service.http.waiting import BOARD_HISTORY
 
 T = TypeVar("T")
 
@@ -30,12 +30,12 @@ def _as_bytes(fields: dict[str, bytes | str]) -> dict[str, bytes]:
 
 
 def boards_between(
-    store: EventStore, gid: str, after: int, upto: int, shape: Callable[[dict[str, bytes]], T]
+    store: EventStore, gid: str, after: int, upto: int, shape: Callable[[dict[str, bytes]], T], most: int
 ) -> list[tuple[int, T]]:
     """``(version, shape(fields))`` of each decision's board with ``after <
     version <= upto``, oldest first; empty when ``upto - after`` is more than
-    ``BOARD_HISTORY`` (or nothing was missed)."""
-    if upto <= after or upto - after > BOARD_HISTORY:
+    ``most`` (or nothing was missed)."""
+    if upto <= after or upto - after > most:
         return []
     opening = store.read(gid, after=0, upto=1)
     if not opening or opening[0].type != GAME_CREATED:
@@ -55,7 +55,8 @@ def boards_between(
         finished = finished or event.type == GAME_FINISHED
         if not _ends_decision(missed, i):
             continue
-        fields = board_fields(
+        assert state is not None  # folded from the opening at least
+        fields = render_board_fields(
             engine,
             info,
             state,

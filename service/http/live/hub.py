@@ -1,26 +1,25 @@
-"""Waiting on a push, shared by every request that waits: ``?min_version``
-reads (``games._read``), the live events feed (``audit.events_feed``) and the
-streams (``streams.py``).
+"""The hub: one per process, the fan-out of the projection worker's announcements
+to every request of the process that waits on a game or an account.
 
-One :class:`Hub` per process holds one Redis pub/sub connection (one per
-node on a Redis Cluster), subscribed to exactly the channels of the games and
-accounts this process has waiters for: a game's ``g:{<id>}:changed`` (published
-by the projection worker inside the write it announces:
-``projections/publish.py``) while anything waits on the game, and nothing else.
-A process with no waiters hears no announcement.  The connection is the
-adapter's (``service/adapters/announcements.py``: ``SUBSCRIBE`` on one Redis
-server, ``SSUBSCRIBE`` on a Redis Cluster, so an announcement reaches only the
-node of its game and the processes that asked for that game); the composition
-root hands the hub a factory that opens one (``bootstrap.announcements``), at
-its start and after a failover.  A channel subscribed after its game was
-written may have missed that write's announcement, so once Redis confirms a
-game's subscription the hub re-reads the game's version.  A channel no longer waited on is left
-once it has been unwanted at two safety re-reads in a row (2-4 s), so a game
-waited on again a moment later costs no new subscription.
+It holds one Redis pub/sub connection (one per node on a Redis Cluster),
+subscribed to exactly the channels of the games and accounts this process has
+waiters for: a game's ``g:{<id>}:changed`` (published by the projection worker
+inside the write it announces: ``projections/publish.py``) while anything waits
+on the game, and nothing else.  A process with no waiters hears no
+announcement.  The connection is the adapter's
+(``service/adapters/announcements.py``: ``SUBSCRIBE`` on one Redis server,
+``SSUBSCRIBE`` on a Redis Cluster, so an announcement reaches only the node of
+its game and the processes that asked for that game); the composition root
+hands the hub a factory that opens one (``bootstrap.announcements``), at its
+start and after a failover.  A channel subscribed after its game was written
+may have missed that write's announcement, so once Redis confirms a game's
+subscription the hub re-reads the game's version.  A channel no longer waited
+on is left once it has been unwanted at two safety re-reads in a row (2-4 s),
+so a game waited on again a moment later costs no new subscription.
 
-A request that waits registers on its game's *cell* and sleeps on the cell's
-event; a message for the game raises the cell's version and sets the event
-(replacing it by a fresh one), which wakes its waiters. Nothing polls
+A request that waits registers on its game's :class:`Cell` and sleeps on the
+cell's event; a message for the game raises the cell's version and sets the
+event (replacing it by a fresh one), which wakes its waiters.  Nothing polls
 PostgreSQL or Redis per waiter: the only timer is a safety re-read of the
 watched games' versions, all in one pipelined round trip every
 ``SAFETY_SECONDS``, which also heals any message lost while the pub/sub
@@ -32,28 +31,12 @@ and lock here is a greenlet and a cooperative lock, so a waiting request costs
 a socket and a little memory, not a worker thread; under a threaded server
 (the tests' werkzeug server) the same code runs on real threads.
 
-Many followers of one game want the same thing at the same moment: the
-board after the change they were woken for.  :meth:`Hub.fetch` lets the first
-of them read it and hands the same bytes to the rest (one Redis read and one
-serialisation per change and kind of viewer, not per follower).
-
-A game stream wants more: every version, in order, even when versions come
-faster than its greenlet is served (the hash holds only the newest).  For the
-games it streams, the hub also subscribes to their ``g:{<id>}:board``
-channel, which carries each write's board fields (``projections/publish.py``),
-and keeps the versions its slowest follower has not sent yet
-(:meth:`Hub.boards_after`; at most ``BOARD_HISTORY``: a follower further
-behind than that, or one that missed messages while the connection was away,
-is served the newest board instead and skips versions, never going back).
-
-A game stream at the head of its game is written by the listener itself
-(:meth:`Hub.write_directly`): when a board arrives, the listener frames it once
-per kind of viewer and hands it to each such stream's socket with one
-non-blocking ``write``, and the stream's greenlet sleeps on until its next
-ping.  No greenlet wakes, and no WSGI layer runs, per follower and line.  A
-write that does not go through whole (a slow reader), a stream that is not at
-the head, a ping, the end of the game or a shutdown hand the stream back to
-its own greenlet, which writes what is left and carries on the common way.
+Many followers of one game want the same thing at the same moment: the board
+after the change they were woken for.  :meth:`Hub.fetch` lets the first of them
+read it and hands the same bytes to the rest (one Redis read and one
+serialisation per change and kind of viewer, not per follower).  A streamed
+game's cell also keeps its board history (``history.py``) and the streams the
+listener writes itself (``direct.py``).
 """
 
 from __future__ import annotations
@@ -61,17 +44,21 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import socket
 import threading
 import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from projections import keys, publish
-from service import metrics
-from service.adapters.announcements import PubSub, PubSubLost
+from service.adapters.announcements import PubSubLost
+from service.http.live import direct
+from service.http.live.direct import DirectStream
+from service.http.live.history import BOARD_HISTORY, BoardHistory
+
+if TYPE_CHECKING:
+    from service.adapters.announcements import PubSub
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +67,6 @@ log = logging.getLogger(__name__)
 SAFETY_SECONDS = 2.0
 #: Account events kept per follower while it is busy writing (oldest dropped).
 ACCOUNT_BACKLOG = 256
-#: Boards kept per streamed game for its slowest follower (memory: about this
-#: many writes' board fields, a few KB each, per streamed game and process).
-BOARD_HISTORY = 16
 #: How long a new game stream waits for its board channel's subscription
 #: before its first read (else versions written in between could be missed).
 SUBSCRIBE_WAIT_SECONDS = 2.0
@@ -96,24 +80,21 @@ _BUSY_SECONDS = 0.005
 T = TypeVar("T")
 
 _HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
-#: What :meth:`Hub.chunk_after` keeps when nothing was heard (None is a value).
-_NONE = object()
+
+__all__ = ["BOARD_HISTORY", "Cell", "Hub", "Watch", "shutdown_all"]
 
 
-class _Cell:
-    """What the waiters of one game share."""
+class Cell:
+    """What the waiters of one game (or account) share."""
 
     __slots__ = (
         "board_watchers",
-        "boards",
-        "built",
         "changed",
-        "chunks",
         "direct",
+        "history",
         "lines",
         "lock",
         "locks",
-        "positions",
         "queues",
         "subscribed",
         "version",
@@ -121,7 +102,7 @@ class _Cell:
     )
 
     def __init__(self) -> None:
-        #: Guards what the listener and the waiters share (boards, queues, positions).
+        #: Guards what the listener and the waiters share (the history, queues, direct streams).
         self.lock = threading.Lock()
         #: Newest version heard of (published, re-read or fetched); 0: unknown.
         self.version = 0
@@ -139,24 +120,18 @@ class _Cell:
         self.queues: list[deque[Any]] = []
         #: Game streams following this game in this process (board channel subscribed while > 0).
         self.board_watchers = 0
-        #: Set once the game's board channel is subscribed.
+        #: Set once the game's board channel (or the account's channel) is subscribed.
         self.subscribed = threading.Event()
-        #: (version, fields) of the boards heard, oldest first, newer than the slowest follower.
-        self.boards: deque[tuple[int, dict[str, bytes]]] = deque()
-        #: version -> key -> value: each board shaped once per kind of viewer.
-        self.built: dict[int, dict[Any, Any]] = {}
-        #: (key, after) -> what :meth:`Hub.chunk_after` joined, until the next board.
-        self.chunks: dict[Any, Any] = {}
-        #: id(watch) -> the last version that stream sent.
-        self.positions: dict[int, int] = {}
-        #: id(writer) -> the game streams the listener writes itself (at the head).
-        self.direct: dict[int, DirectWriter] = {}
+        #: The boards heard for the game's streams (``history.py``).
+        self.history = BoardHistory(self.lock)
+        #: id(stream) -> the game streams the listener writes itself (``direct.py``).
+        self.direct: dict[int, DirectStream] = {}
 
 
 class Watch:
     """A registration on one game's (or account's) cell; see :meth:`Hub.watch`."""
 
-    def __init__(self, hub: Hub, cell: _Cell) -> None:
+    def __init__(self, hub: Hub, cell: Cell) -> None:
         self.hub = hub
         self.cell = cell
         self._changed = cell.changed
@@ -178,53 +153,6 @@ class Watch:
         return changed.is_set() or self.hub.closing
 
 
-class DirectWriter:
-    """A game stream's socket, which the hub's listener writes itself while the
-    stream is at the head of its game (:meth:`Hub.write_directly`).
-
-    Only for a socket whose file is non-blocking (gevent's): the listener's
-    ``write`` then never waits on a reader.  ``shape`` and ``finish`` are the
-    stream's (``streams.board_reader``); ``key`` names its kind of viewer and
-    framing, as for :meth:`Hub.chunk_after`; ``chunked``: the response is sent
-    in HTTP/1.1 chunks (each write framed as one)."""
-
-    __slots__ = ("chunked", "done", "fd", "finish", "handed", "key", "last", "pending", "shape", "sock", "wid")
-
-    def __init__(
-        self,
-        sock: socket.socket,
-        chunked: bool,
-        key: Any,
-        shape: Callable[[dict[str, bytes]], tuple[bytes, bool]],
-        finish: Callable[[int], bytes],
-    ) -> None:
-        self.sock = sock
-        self.fd = sock.fileno()
-        self.chunked = chunked
-        self.key = key
-        self.shape = shape
-        self.finish = finish
-        #: The last version written to the socket (whole, or in ``pending``).
-        self.last = 0
-        #: Bytes of the last write the socket did not take: the stream writes them first.
-        self.pending = b""
-        #: A finished board (and the end line) was written: the stream ends.
-        self.done = False
-        #: Set when the listener hands the stream back to its greenlet.
-        self.handed = threading.Event()
-        #: The stream's Watch (its place in :attr:`_Cell.positions`).
-        self.wid = 0
-
-    @staticmethod
-    def usable(sock: Any) -> bool:
-        """True if the listener may write ``sock`` itself: a socket whose
-        file never blocks (gunicorn's gevent worker)."""
-        try:
-            return sock is not None and not os.get_blocking(sock.fileno())
-        except (OSError, ValueError):
-            return False
-
-
 class Hub:
     """The per-process fan-out of the projection worker's announcements.
 
@@ -240,8 +168,8 @@ class Hub:
         self.closing = False
         #: True while the pub/sub connection is subscribed.
         self.connected = False
-        self._games: dict[str, _Cell] = {}
-        self._accounts: dict[str, _Cell] = {}
+        self._games: dict[str, Cell] = {}
+        self._accounts: dict[str, Cell] = {}
         self._lock = threading.Lock()
         #: Games whose board channel should be subscribed (streamed games).
         self._boards_wanted: set[str] = set()
@@ -288,10 +216,9 @@ class Hub:
                     self._changed()
                 if publish.board_channel(game_id) in self._confirmed:
                     cell.subscribed.set()
-            with cell.lock:
-                # Until its first line, a stream may need any board heard (only
-                # BOARD_HISTORY bounds what is kept for it).
-                cell.positions[id(watch)] = 0
+            # Until its first line, a stream may need any board heard (only
+            # BOARD_HISTORY bounds what is kept for it).
+            cell.history.follow(id(watch))
         try:
             if boards:
                 # Inside the try: a client that leaves during the wait still unregisters.
@@ -305,11 +232,9 @@ class Hub:
                         self._boards_wanted.discard(game_id)
                         self._changed()
                 with cell.lock:
-                    cell.positions.pop(id(watch), None)
+                    cell.history.positions.pop(id(watch), None)
                     if cell.board_watchers == 0:
-                        cell.boards.clear()
-                        cell.built.clear()
-                        cell.chunks = {}
+                        cell.history.clear()
             self._leave(self._games, game_id, cell)
 
     @contextlib.contextmanager
@@ -338,16 +263,16 @@ class Hub:
             finally:
                 self._leave(self._accounts, key, cell)
 
-    def _enter(self, table: dict[str, _Cell], key: str) -> _Cell:
+    def _enter(self, table: dict[str, Cell], key: str) -> Cell:
         with self._lock:
             cell = table.get(key)
             if cell is None:
-                cell = table[key] = _Cell()
+                cell = table[key] = Cell()
                 self._changed()
             cell.watchers += 1
             return cell
 
-    def _leave(self, table: dict[str, _Cell], key: str, cell: _Cell) -> None:
+    def _leave(self, table: dict[str, Cell], key: str, cell: Cell) -> None:
         with self._lock:
             cell.watchers -= 1
             if cell.watchers == 0 and table.get(key) is cell:
@@ -408,20 +333,8 @@ class Hub:
     def boards_after(
         self, watch: Watch, key: Any, after: int, shape: Callable[[dict[str, bytes]], T]
     ) -> list[tuple[int, T]]:
-        """The boards heard after version ``after``, oldest first, as
-        ``(version, shape(fields))``: each shaped once per ``key`` (kind of
-        viewer) and handed to every follower asking with that key.  Empty when
-        none was heard (the caller then reads the newest board itself)."""
-        cell = watch.cell
-        with cell.lock:
-            heard = [(v, fields) for v, fields in cell.boards if v > after]
-        out = []
-        for version, fields in heard:
-            shaped = cell.built.setdefault(version, {})
-            if key not in shaped:
-                shaped[key] = shape(fields)
-            out.append((version, shaped[key]))
-        return out
+        """The boards heard after ``after`` (``BoardHistory.after``)."""
+        return watch.cell.history.after(key, after, shape)
 
     def chunk_after(
         self,
@@ -431,135 +344,17 @@ class Hub:
         shape: Callable[[dict[str, bytes]], tuple[bytes, bool]],
         finish: Callable[[int], bytes],
     ) -> tuple[int, bytes, bool] | None:
-        """What a game stream sends after version ``after``: the boards heard
-        since, each shaped and framed by ``shape`` (``(line, finished)``, once
-        per version and ``key``), joined into one write that stops at a
-        finished board with ``finish(version)`` after it; as ``(last version,
-        bytes, finished)``, or None when none was heard.  Joined once per
-        ``(key, after)`` until the next board: the followers of one kind at one
-        place (most of them, most of the time) are handed the same bytes."""
-        chunks = watch.cell.chunks  # replaced, not cleared, by the next board
-        got = chunks.get((key, after), _NONE)
-        if got is not _NONE:
-            return got
-        parts, last, finished = [], after, False
-        for version, (line, finished) in self.boards_after(watch, key, after, shape):
-            parts.append(line)
-            last = version
-            if finished:
-                parts.append(finish(version))
-                break
-        got = (last, b"".join(parts), finished) if parts else None
-        chunks[(key, after)] = got
-        return got
+        """What a game stream sends after ``after`` (``BoardHistory.chunk_after``)."""
+        return watch.cell.history.chunk_after(key, after, shape, finish)
 
     def sent(self, watch: Watch, version: int) -> None:
-        """A game stream sent ``version``: boards up to the slowest stream's
-        are let go when the next board arrives (trimming here, per follower
-        and per change, would cost each change the square of its followers)."""
-        cell = watch.cell
-        with cell.lock:
-            cell.positions[id(watch)] = version
+        """A game stream sent ``version`` (``BoardHistory.sent``)."""
+        watch.cell.history.sent(id(watch), version)
 
-    def write_directly(self, watch: Watch, writer: DirectWriter, last: int, timeout: float) -> tuple[int, bool] | None:
-        """Sleep up to ``timeout`` seconds while the listener writes the
-        stream's boards itself, as they arrive, to ``writer``'s socket.  Only
-        for a stream at the head (it sent ``last``, the newest version heard, and
-        its board channel is subscribed); else None at once, and the caller
-        waits on ``watch`` as usual.  Returns ``(last version written, game
-        finished)`` once handed back (time up, a write not taken whole, the game
-        finished, a version not from the board channel, a shutdown), after
-        writing what the socket did not take; a failed write raises."""
-        cell = watch.cell
-        with cell.lock:
-            if self.closing or last != cell.version or not cell.subscribed.is_set():
-                return None
-            writer.last, writer.pending, writer.done = last, b"", False
-            writer.wid = id(watch)
-            writer.handed.clear()
-            cell.direct[id(writer)] = writer
-        try:
-            writer.handed.wait(max(0.0, timeout))
-        finally:
-            with cell.lock:
-                cell.direct.pop(id(writer), None)
-        pending, writer.pending = writer.pending, b""
-        if pending:
-            # With the socket's own write limit (``streams.WRITE_SECONDS``).
-            writer.sock.sendall(pending)
-        return writer.last, writer.done
-
-    def _write_direct(self, cell: _Cell, head: int, version: int, fields: dict[str, bytes]) -> None:
-        """Write board ``version`` to the streams the listener writes itself
-        (called with ``cell.lock`` held; ``head`` is the newest version heard
-        before it): framed once per kind of viewer and framing, one
-        non-blocking ``write`` per socket.  A stream that has the version
-        already (read from the hash before its board was heard) is left as it
-        is; one that lacks a version before it, or whose socket does not take
-        the write whole, is handed back to its greenlet."""
-        framed: dict[tuple[Any, bool], tuple[bytes, bool]] = {}
-        shaped = cell.built.setdefault(version, {})
-        whole = handed = 0
-        for writer in list(cell.direct.values()):
-            if writer.last >= version:
-                continue  # it has this one (read from the hash before its board was heard)
-            if writer.last != head:
-                self._hand_back(cell, writer)
-                handed += 1
-                continue
-            how = (writer.key, writer.chunked)
-            got = framed.get(how)
-            if got is None:
-                try:
-                    if writer.key not in shaped:
-                        shaped[writer.key] = writer.shape(fields)
-                    line, finished = shaped[writer.key]
-                except Exception:  # a bug shaping a board: the stream's own path says so
-                    log.exception("waiting hub: shaping a board failed; its streams go their own way")
-                    self._hand_back(cell, writer)
-                    handed += 1
-                    continue
-                if finished:
-                    line += writer.finish(version)
-                got = framed[how] = (b"%X\r\n%s\r\n" % (len(line), line) if writer.chunked else line, finished)
-            data, finished = got
-            try:
-                n = os.write(writer.fd, data)
-            except BlockingIOError:
-                n = 0
-            except OSError:
-                n = 0  # the stream's own write of it fails too, and ends it
-            writer.last = version
-            cell.positions[writer.wid] = version
-            if n < len(data):
-                handed += 1
-            else:
-                whole += 1
-            if n < len(data) or finished:
-                writer.pending = data[n:]
-                writer.done = finished
-                self._hand_back(cell, writer)
-        # Once per board, not per stream: a counter's lock per write would cost each line.
-        if whole:
-            metrics.DIRECT_LINES.labels("whole").inc(whole)
-        if handed:
-            metrics.DIRECT_LINES.labels("handed_back").inc(handed)
-
-    @staticmethod
-    def _hand_back(cell: _Cell, writer: DirectWriter) -> None:
-        # Called with cell.lock held.
-        cell.direct.pop(id(writer), None)
-        writer.handed.set()
-
-    @staticmethod
-    def _trim(cell: _Cell) -> None:
-        # Called with cell.lock held, once per board heard.
-        slowest = min(cell.positions.values()) if cell.positions else None
-        while cell.boards and (
-            len(cell.boards) > BOARD_HISTORY or (slowest is not None and cell.boards[0][0] <= slowest)
-        ):
-            version, _ = cell.boards.popleft()
-            cell.built.pop(version, None)
+    def write_directly(self, watch: Watch, stream: DirectStream, last: int, timeout: float) -> tuple[int, bool] | None:
+        """Sleep while the listener writes ``stream`` itself (``direct.hold``): None at
+        once for a stream not at the head; else ``(last version written, finished)``."""
+        return direct.hold(watch.cell, stream, id(watch), last, timeout, self.closing)
 
     # -- shutting down ------------------------------------------------------------
     def shutdown(self) -> None:
@@ -576,23 +371,23 @@ class Hub:
         with self._lock:
             if self._thread is not None and self._thread.is_alive():
                 return
-            self._thread = threading.Thread(target=self._run, name="qd-waiting-hub", daemon=True)
+            self._thread = threading.Thread(target=self._run, name="qd-live-hub", daemon=True)
             self._thread.start()
 
-    def _cells(self) -> list[_Cell]:
+    def _cells(self) -> list[Cell]:
         with self._lock:
             return [*self._games.values(), *self._accounts.values()]
 
-    def _bump(self, cell: _Cell, version: int | None = None, reset: bool = False) -> None:
+    def _bump(self, cell: Cell, version: int | None = None, reset: bool = False) -> None:
         if version is not None:
             cell.version = version if reset else max(cell.version, version)
         if cell.direct:
             with cell.lock:
-                for writer in list(cell.direct.values()):
+                for stream in list(cell.direct.values()):
                     # A version the listener did not write (heard without its
                     # board, or gone back), or a shutdown: the stream's own path.
-                    if self.closing or writer.last != cell.version:
-                        self._hand_back(cell, writer)
+                    if self.closing or stream.last != cell.version:
+                        direct.hand_back(cell, stream)
         # What changed is in place before the waiters are woken.
         woken, cell.changed = cell.changed, threading.Event()
         woken.set()
@@ -624,12 +419,12 @@ class Hub:
                         next_check = time.monotonic() + self.safety_seconds
             except PubSubLost as exc:
                 if self.connected:
-                    log.warning("waiting hub: Redis pub/sub lost (%s); reconnecting", exc.reason)
+                    log.warning("live hub: Redis pub/sub lost (%s); reconnecting", exc.reason)
                 self.connected = False
                 time.sleep(pause)
                 pause = min(pause * 2, 2.0)
             except Exception:  # a bug must not silence every follower of the process
-                log.exception("waiting hub: listener failed; restarting it")
+                log.exception("live hub: listener failed; restarting it")
                 self.connected = False
                 time.sleep(1.0)
             finally:
@@ -722,25 +517,25 @@ class Hub:
                 fields = publish.parse_board(message["data"])
                 version = int(fields["version"])
                 with cell.lock:
-                    if not cell.boards or version > cell.boards[-1][0]:
-                        head = cell.version
-                        cell.boards.append((version, fields))
-                        # A new dict: a join under way stores into the old one.
-                        cell.chunks = {}
-                        if cell.direct:
-                            self._write_direct(cell, head, version, fields)
-                        self._trim(cell)
+                    head = cell.version
+                    added = cell.history.add(version, fields)
+                if added:
+                    if cell.direct:
+                        direct.write_board(cell, head, version, fields)
+                    with cell.lock:
+                        cell.history.trim()
                 self._bump(cell, version)
             return
         game = publish.game_of(channel)
         if game is not None:
             cell = self._games.get(game)
             if cell is not None:
+                heard: int | None
                 try:
-                    version = int(message["data"])
+                    heard = int(message["data"])
                 except (TypeError, ValueError):
-                    version = None
-                self._bump(cell, version)
+                    heard = None
+                self._bump(cell, heard)
             return
         account = publish.account_of(channel)
         cell = self._accounts.get(account) if account is not None else None
@@ -805,72 +600,3 @@ def shutdown_all() -> None:
     ``post_worker_init`` hook watches for it: ``service/http/gunicorn_conf.py``)."""
     for hub in list(_HUBS):
         hub.shutdown()
-
-
-#: How often :func:`wait_until` looks again at a read model that nothing
-#: announces (``game_id`` None: a tournament's), in seconds.
-POLL_SECONDS = 0.05
-
-
-def wait_until(
-    hub: Hub | None,
-    game_id: str | None,
-    read: Callable[[], T],
-    done: Callable[[T], bool],
-    timeout: float,
-    on_wake: Callable[[T], None] | None = None,
-) -> T:
-    """The one wait for a read model: ``read()`` until ``done(value)`` or
-    ``timeout`` seconds, and return the last value read.  A game's
-    (``game_id``) sleeps on its announcements in between, never polling; a
-    read model that nothing announces (``game_id`` None) is looked at again
-    every ``POLL_SECONDS``.  ``on_wake(value)`` runs after each re-read that
-    is not done."""
-    deadline = time.monotonic() + timeout
-    with hub.watch(game_id) if hub is not None and game_id is not None else contextlib.nullcontext() as watch:
-        value = read()
-        while not done(value) and not (hub is not None and hub.closing):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            if watch is not None:
-                watch.wait(left)
-            else:
-                time.sleep(min(POLL_SECONDS, left))
-            value = read()
-            if on_wake is not None and not done(value):
-                on_wake(value)
-    return value
-
-
-class TimeLimitExceeded(Exception):
-    """Raised inside :func:`time_limit`'s block when its time is up."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Bound the blocking I/O of the block (reading a request body): under
-    gevent (``make run``, compose) a ``gevent.Timeout`` raising
-    :class:`TimeLimitExceeded`; elsewhere (a threaded test server) no limit,
-    since no such server is what we ship."""
-    try:
-        from gevent import Timeout, monkey
-    except ImportError:  # gevent not installed
-        yield
-        return
-    if not monkey.is_module_patched("socket"):
-        yield
-        return
-    with Timeout(seconds, TimeLimitExceeded):
-        yield
-
-
-#: Where ``create_app`` keeps the process's hub.
-EXTENSION = "quarterdeck.hub"
-
-
-def hub() -> Hub:
-    """This app's hub (inside a request)."""
-    from flask import current_app
-
-    return current_app.extensions[EXTENSION]

@@ -1,5 +1,5 @@
 """The nudge: how a commit reaches the worker that projects it, one object for
-games and tournaments (:class:`Nudge`, built once by ``service.bootstrap``).
+games and tournaments (:class:`ProjectionQueue`, built once by ``service.bootstrap``).
 
 After a commit, the writer calls it with what it committed, one entry point
 per kind: ``nudge(game_id)`` for a game, ``nudge.tournament(tournament_id,
@@ -16,14 +16,14 @@ Underneath, the two kinds cost differently, and each keeps its own way:
   paired a round or aborted the tournament (its tables' games are to be created
   or aborted); a lost job is made up by the worker's sweep;
 * a game's commits are the hot path: the dirty-set protocol below, whose marks
-  go in groups (``workers.coalesce``).
+  go in groups (``service.coalesce``).
 
 The games' protocol, all of it here (keys, TTLs, the two Lua scripts):
 
 * a commit **marks** its game dirty in its shard's set and, unless that
   shard's drain job is already queued or lingering, flags one ``queued`` and
   enqueues it (one atomic script, one round trip, shared by the commits that
-  arrived while the one before was in flight: ``workers.coalesce``); if one is
+  arrived while the one before was in flight: ``service.coalesce``); if one is
   lingering, it **wakes** it instead;
 * the drain job (``workers.jobs.drain``) flags the shard ``lingering`` as it
   starts, drains the set, then **lingers**: it projects each new commit as it
@@ -54,7 +54,7 @@ import redis
 from rq import Queue
 
 from service import metrics
-from workers.coalesce import Coalescer
+from service.coalesce import Coalescer
 
 log = logging.getLogger(__name__)
 
@@ -133,10 +133,10 @@ def wake(shard: int) -> str:
     return f"projection:{{{shard}}}:wake"
 
 
-class Nudge:
-    """The one nudge: the writers' entry points (a game's, a tournament's) and the
-    workers' end (the drain job's, and a tournament's advance), over one Redis
-    connection and RQ queue."""
+class ProjectionQueue:
+    """The projections' queue, what a commit nudges: the writers' entry points (a
+    game's, ``queue(game_id)``; a tournament's) and the workers' end (the drain
+    job's, and a tournament's advance), over one Redis connection and RQ queue."""
 
     def __init__(self, r: redis.Redis, queue: Queue, shards: int):
         self.redis = r
@@ -152,11 +152,11 @@ class Nudge:
         and make sure a worker drains its shard.  If Redis is away the intent
         still stands; the worker's sweep projects it later.
 
-        Group commit (``workers.coalesce``): the commits that arrive while a
+        Group commit (``service.coalesce``): the commits that arrive while a
         mark is in flight are marked together in the next one, one round trip
         for all (an API process under load has several requests between their
         append and their mark at once; docs/PERFORMANCE.md, "The nudge's group commit").
-        Each call returns once its own game is marked, as before."""
+        Each call returns once its own game is marked, as it would alone."""
         self._coalesced(game_id)
 
     def _mark_all(self, game_ids: list[str]) -> None:
@@ -214,7 +214,8 @@ class Nudge:
         self.redis.set(drain_pending(shard), LINGERING, ex=LINGER_TTL)
 
     def pop_dirty(self, shard: int, count: int) -> list[str]:
-        return [gid.decode() for gid in self.redis.spop(dirty(shard), count)]
+        # SPOP with a count answers a list (of bytes: no decode_responses).
+        return [gid.decode() for gid in self.redis.spop(dirty(shard), count)]  # type: ignore[union-attr]
 
     def put_back(self, shard: int, game_ids: list[str]) -> None:
         self.redis.sadd(dirty(shard), *game_ids)
