@@ -24,6 +24,9 @@ from projections import tournaments as tournament_view
 from service.domain import identity, pipeline
 from service.games.base import ADMIN
 
+#: When a player is listed on a leaderboard (docs/LEADERBOARDS.md, "Trust"), for the pages' words.
+TRUST = leaderboards.TRUST
+
 #: The fields of a game's read model every viewer's board is made of (besides its view).
 BOARD_FIELDS = ("version", "info", "status", "to_act", "result", "auth", "clock", "unrated_reason")
 

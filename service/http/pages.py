@@ -33,8 +33,7 @@ from flask import Blueprint, Flask, Response, current_app, render_template, requ
 from jinja2 import Template
 from markupsafe import escape
 
-from projections import leaderboards
-from service import redis_roles
+from service import redis_roles, views
 from service.adapters.eventstore import StoreUnavailable
 from service.domain import identity
 from service.domain.errors import DomainError
@@ -213,7 +212,7 @@ def render(template: str, status: int = 200, **context: Any) -> Response:
     context.setdefault("titles", TITLES)
     context.setdefault("game_facts", game_facts())
     context.setdefault("clock_presets", CLOCK_PRESETS)
-    context.setdefault("trust", leaderboards.TRUST)
+    context.setdefault("trust", views.TRUST)
     tmpl: Template = current_app.jinja_env.get_template(template)
     if _partial() and "main" in tmpl.blocks:
         current_app.update_template_context(context)

@@ -398,11 +398,20 @@ def test_the_workers_and_projections_never_import_http() -> None:
 def test_the_audit_layer(name: str) -> None:
     """The audits re-decide a stream from the store: no web framework or RQ; of ours the
     pure write side, the adapters, the intents' parser (a recorded intent is parsed as
-    the API parsed it) and each other -- never HTTP, the use cases or the workers.  The
-    projection check alone reads Redis and the projection's board renderer and keys: it
+    the API parsed it), the house bots (a tournament's fair-play signal reads its games'
+    analyses, whose format the bots define) and each other -- never HTTP, the use cases or
+    the workers.  The projection check alone reads Redis and the projection's board renderer and keys: it
     renders the board from the stream as the projection does and compares."""
     assert not _tops(name) & (FRAMEWORKS - {"marshmallow", "redis"}), _tops(name) & FRAMEWORKS
-    allowed = (*PURE, "service.adapters", "service.audit", "schemas.intents", "projections.boards", "projections.keys")
+    allowed = (
+        *PURE,
+        "service.bots",
+        "service.adapters",
+        "service.audit",
+        "schemas.intents",
+        "projections.boards",
+        "projections.keys",
+    )
     assert all(_under(m, *allowed) for m in _ours(name)), {m for m in _ours(name) if not _under(m, *allowed)}
 
 
