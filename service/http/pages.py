@@ -493,7 +493,11 @@ _PLAY_READS = 3
 
 def _with_legal(gid: str, game: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The game and, for a seat to act in it, its legal intents at the same version
-    (two reads of the API; a move recorded between them means reading the board again)."""
+    (two reads of the API; a move recorded between them means reading the board again).
+    While other seats keep moving (a simultaneous phase), the last legal list read is
+    given even if the board is older: its version is the one the seat posts at, and the
+    stream brings the newer board."""
+    legal = None
     for _ in range(_PLAY_READS):
         seat = game.get("seat")
         if seat is None or game["status"] != "active" or seat not in (game.get("to_act") or []):
@@ -502,7 +506,7 @@ def _with_legal(gid: str, game: dict[str, Any]) -> tuple[dict[str, Any], dict[st
         if legal["version"] == game["version"]:
             return game, legal
         game = pages_api.game(gid, legal["version"])
-    return game, None  # still moving: the stream brings the next version and the page asks again
+    return game, legal
 
 
 def _play(game: dict[str, Any], legal: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -521,7 +525,8 @@ def _play(game: dict[str, Any], legal: dict[str, Any] | None) -> dict[str, Any] 
     together = len(to_act) > 1 or (seat not in to_act and view.get("phase") == "choose")
     return {
         "seat": seat,
-        "version": game["version"],
+        # The version the seat's intents are posted at: its legal list's.
+        "version": legal["version"] if legal else game["version"],
         "status": game["status"],
         "your_turn": game["status"] == "active" and seat in to_act,
         "waiting_for": others,

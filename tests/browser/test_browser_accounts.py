@@ -236,7 +236,10 @@ def test_two_people_meet_in_the_lobby_and_the_table_starts_for_both(browser, oth
     wait_for(lambda: "/games/" in d2.current_url, 20, "the joiner's game page")
     wait_for(lambda: "/games/" in d1.current_url, 20, "the opener's game page")
     assert d1.current_url == d2.current_url
+    gid = d1.current_url.split("/games/")[1].split("?")[0].split("#")[0]
     play_together([browser, other], seed=45)
+    answer = requests.get(f"{site}/v1/games/{gid}", timeout=10).json()
+    assert answer["status"] == "finished" and answer["result"]["ranking"], answer.get("result")
 
 
 @pytest.mark.timeout(1200)
@@ -261,6 +264,7 @@ def test_an_invitation_is_accepted_from_my_games(browser, site, settings):
     accept.click()
     wait_for(lambda: f"/games/{gid}" in d.current_url, 20, "the game's page")
     play_together([browser], seed=7)
+    assert requests.get(f"{site}/v1/games/{gid}", timeout=10).json()["status"] == "finished"
 
 
 def test_my_games_lists_running_games_tables_and_leaves_a_table(browser, site):
