@@ -158,7 +158,8 @@ def project_job(ctx: Any, game_id: str) -> int:
     """What the worker does for a commit of ``game_id``, run in this thread:
     mark the game dirty and run its shard's drain job.  Calling it again is a
     duplicate (or late) job."""
-    from workers import jobs, nudge
+    from service import nudge
+    from workers import jobs
 
     shard = nudge.shard_of(game_id, ctx.settings.projection_shards)
     ctx.nudge.put_back(shard, [game_id])
@@ -168,7 +169,7 @@ def project_job(ctx: Any, game_id: str) -> int:
 def enqueue_drain(ctx: Any, queue: Any, game_id: str) -> None:
     """Mark ``game_id`` dirty and enqueue its shard's drain job regardless of
     the coalescing flag (a duplicate job, as a retried enqueue would make)."""
-    from workers import nudge
+    from service import nudge
 
     shard = nudge.shard_of(game_id, ctx.settings.projection_shards)
     ctx.nudge.put_back(shard, [game_id])
