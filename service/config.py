@@ -76,7 +76,7 @@ class Settings:
     #: from that node).  Unset or empty: ``redis_url``, everything on one server.
     queue_redis_url: str = ""
     read_redis_url: str = ""
-    #: Organiser token; when unset, organiser-only endpoints are disabled (403).
+    #: The operator token; when unset, the operator-only endpoints answer 403 (organiser_disabled).
     admin_token: str | None = None
     #: RQ queue that carries projection jobs.
     queue_name: str = "quarterdeck-projections"
