@@ -147,6 +147,8 @@ class Person:
         self.driver.set_page_load_timeout(60)
         self.moves: list[float] = []
         self.replies: list[float] = []
+        #: From the click to the bot's reply shown (a reply drawn with the move counts 0 above).
+        self.click_to_reply: list[float] = []
         self.lost = 0
         self.no_controls = False
         self.rng = random.Random(7)
@@ -204,19 +206,23 @@ class Person:
     def play(self, keep_going: Callable[[], bool]) -> None:
         """Click while ``keep_going()`` and the game runs; each sample's times go in
         :attr:`moves` and :attr:`replies` (ms)."""
+        # (the click's index, the move's version, when it was shown, when it was clicked)
+        shown_moves: list[tuple[int, int, float, float]] = []
         while keep_going():
             probe = self._probe()
             shown = probe["shown"][-1][0] if probe["shown"] else 0
             to_act = self._seat_to_act(shown)
             if to_act is None:
-                return  # the game is over
+                break  # the game is over
             if not to_act:  # the bot's turn: wait for the page to show what it did
                 self._until(lambda: (self._probe()["shown"] or [[0]])[-1][0] > shown or None)  # noqa: B023
                 continue
             buttons = self._until(self._buttons)
             if not buttons:
+                if self._js("return !!document.getElementById('play-data')"):
+                    continue  # the page has its controls but is behind the game: a slow board
                 self.no_controls = True
-                return
+                break
             probe = self._probe()
             clicks, shown0, answered0 = len(probe["clicks"]), len(probe["shown"]), len(probe["answered"])
             self.rng.choice(buttons).click()
@@ -238,13 +244,21 @@ class Person:
                 self.lost += 1
                 continue
             self.moves.append(seen - clicked)
-            if self._seat_to_act(mine) is not False:
-                continue  # still this seat's turn, or the game ended: no reply to wait for
-            reply = self._until(lambda: next((t for v, t in self._probe()["shown"][shown0:] if v > mine), None))  # noqa: B023
-            if reply is None:
-                self.lost += 1
-            else:
+            shown_moves.append((clicks, mine, seen, clicked))
+        self._replies(shown_moves)
+
+    def _replies(self, shown_moves: list[tuple[int, int, float, float]]) -> None:
+        """The bot's replies, from the page's record: after a move shown, the first version
+        shown beyond the move's before this seat's next click (only the bot, or a clock,
+        moves the game then); a move followed by this seat's next click had no reply."""
+        probe = self._probe()
+        clicks, shown = probe["clicks"], probe["shown"]
+        for n, mine, seen, clicked in shown_moves:
+            until = clicks[n + 1] if n + 1 < len(clicks) else float("inf")
+            reply = next((t for v, t in shown if v > mine and t >= seen and t < until), None)
+            if reply is not None:
                 self.replies.append(reply - seen)
+                self.click_to_reply.append(reply - clicked)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -303,6 +317,8 @@ def run(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: float,
         "no_controls": person.no_controls,
         "intents_rate": r.rate if r else None,
         "intents_errors": r.errors if r else None,
+        "click_to_reply_p50_ms": percentile(person.click_to_reply, 50) if person.click_to_reply else None,
+        "click_to_reply_p95_ms": percentile(person.click_to_reply, 95) if person.click_to_reply else None,
         "followers": FOLLOWERS,
         "bot_level": LEVEL,
     }

@@ -25,6 +25,8 @@ def test_a_persons_clicks_and_the_bots_replies_are_timed(settings, private_redis
     # A click whose move never showed is a failure of the page or the service, not noise.
     assert details["lost"] == 0
     assert 0 < result["click_move_p50_ms"] <= result["click_move_p95_ms"]
-    assert 0 < result["click_reply_p50_ms"] <= result["click_reply_p95_ms"]
+    # A reply the page draws with the move itself (the bot was quicker than the board) counts 0.
+    assert 0 <= result["click_reply_p50_ms"] <= result["click_reply_p95_ms"]
+    assert details["click_to_reply_p50_ms"] > 0
     # The followers' and the intents' load ran meanwhile.
     assert details["intents_rate"] > 0 and not details["intents_errors"]
