@@ -89,11 +89,14 @@ TEST_WORKERS ?= 3
 needs_browser = $(filter browser tests tests/ tests/browser tests/browser/ tests/browser/%,$(1))
 needs_docker = $(filter compose tests tests/ tests/compose tests/compose/ tests/compose/%,$(1))
 needs_ha = $(filter ha tests tests/ tests/ha tests/ha/ tests/ha/%,$(1))
+# The bench's npm packages only when the load layer runs (tests/load runs the bgio phase).
+needs_bench = $(filter load tests tests/ tests/load tests/load/ tests/load/%,$(1))
 
 test: install ## the whole suite: pytest over tests/ (TESTS=tests/unit narrows; TEST_WORKERS=0 in one process); PYTEST_ARGS='-k ...' passes options
 	@$(if $(call needs_browser,$(or $(TESTS),tests)),$(MAKE) browser)
 	@$(if $(call needs_docker,$(or $(TESTS),tests)),$(MAKE) docker-engine)
 	@$(if $(call needs_ha,$(or $(TESTS),tests)),$(MAKE) ha-packages)
+	@$(if $(call needs_bench,$(or $(TESTS),tests)),$(MAKE) bench-deps)
 	@$(call pytest,-n $(TEST_WORKERS) --dist loadfile $(or $(TESTS),tests))
 
 test-fast: install ## unit + scenario tests and a short conformance run: no servers, well under a minute
@@ -104,6 +107,7 @@ test-layer: install ## one layer of the suite: LAYER=unit|scenario|property|inte
 	@$(if $(call needs_browser,$(LAYER)),$(MAKE) browser)
 	@$(if $(call needs_docker,$(LAYER)),$(MAKE) docker-engine)
 	@$(if $(call needs_ha,$(LAYER)),$(MAKE) ha-packages)
+	@$(if $(call needs_bench,$(LAYER)),$(MAKE) bench-deps)
 	@$(call pytest,-m "$(LAYER)" tests)
 
 # The compose test (tests/compose) runs `make up` on a real Docker engine: as root, a missing
