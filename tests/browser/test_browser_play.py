@@ -74,14 +74,27 @@ _PEOPLE: dict[str, dict[str, str]] = {}
 
 
 @pytest.fixture
-def person(browser, site) -> dict[str, str]:
-    """A person signed up in the page, once for the module (the key stays in the browser's tab)."""
+def person(browser, site) -> Iterator[dict[str, str]]:
+    """A person signed up in the page, once for the module (the key stays in the browser's tab).
+    After each test the person resigns what is still running, as a person leaving a game does:
+    an account holds only a few running games with house bots (docs/BOTS.md, "What bots cost")."""
     if site not in _PEOPLE:
         handle = f"pat{uuid.uuid4().hex[:8]}"
         key = _sign_up(browser, handle)
         assert key.startswith("qd")
         _PEOPLE[site] = {"handle": handle, "key": key}
-    return _PEOPLE[site]
+    yield _PEOPLE[site]
+    _resign_running(site, _PEOPLE[site])
+
+
+def _resign_running(site: str, person: dict[str, str]) -> None:
+    headers = {"Authorization": f"Bearer {person['key']}"}
+    listed = requests.get(f"{site}/v1/games", params={"player": person["handle"], "status": "active"}, timeout=10)
+    for game in listed.json()["games"]:
+        answer = requests.post(
+            f"{site}/v1/games/{game['id']}/intents", json={"intent": {"type": "resign"}}, headers=headers, timeout=10
+        )
+        assert answer.status_code in (201, 409, 422), answer.text  # 409/422: it ended meanwhile
 
 
 #: Seconds a whole game may take (each of the person's moves waits for its projection, then for

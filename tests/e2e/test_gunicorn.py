@@ -73,8 +73,10 @@ def test_a_client_that_only_follows_legal_plays_nautilus_industries_to_the_end(l
         assert set(state["result"]["scores"]) == {"0", "1"}
     else:
         assert state["result"]["reason"] == "forfeit"
-    listed = s.get(f"{live}/v1/games", params={"player": "ann", "status": "finished"}).json()
+    # Seated by name, ann and bob are guests: the game is listed, on no player's page.
+    listed = s.get(f"{live}/v1/games", params={"game": "nautilus-industries", "status": "finished"}).json()
     assert gid in [g["id"] for g in listed["games"]]
+    assert gid not in [g["id"] for g in s.get(f"{live}/v1/games", params={"player": "ann"}).json()["games"]]
     ready = s.get(f"{live}/readyz")
     assert ready.status_code == 200
     assert "qd_intents_total" in s.get(f"{live}/metrics").text

@@ -95,12 +95,10 @@ def test_two_accounts_play_a_rated_game_found_in_the_lobby(live, settings):
     assert "rated" not in casual and all("token" in s for s in casual["seats"])
     final = RandomBot(api, casual, random.Random(12)).play()
     assert final["rated"] is False
-    deadline = time.monotonic() + 30
-    while not any(g["game_id"] == casual["id"] for g in api.player(ann)["recent"]):
-        assert time.monotonic() < deadline, "the casual game did not reach the player page"
-        time.sleep(0.3)
+    # Seated by name, ann and bob are guests there: the game reaches neither account's page
+    # (tests/integration/test_game_lists.py folds that deterministically) and moves no rating.
     page = api.player(ann)
-    assert {g["game_id"]: g["rated"] for g in page["recent"]} == {gid: True, casual["id"]: False}
+    assert {g["game_id"]: g["rated"] for g in page["recent"]} == {gid: True}
     assert _entries(api, "nauticus", [ann, bob]) == before
 
     # The audit of the rated game passes, and re-derives its seat order.

@@ -269,7 +269,7 @@ def test_trn_080_an_odd_fields_bye_is_played_against_a_house_bot(client, ctx, se
     rows = {r["player"]: r for r in client.get(f"/v1/tournaments/{tid}/standings").get_json()["standings"]}
     assert bot not in rows and {p for p, r in rows.items() if r["bot_games"]} == set(faced)
     page = client.get(f"/tournaments/{tid}").get_data(as_text=True)
-    assert f'{bot}</a> <span class="muted">(house bot)</span>' in page
+    assert f'{bot}</a> <span class="badge bot">house bot, level 2</span>' in page
     report = client.get(f"/v1/tournaments/{tid}/audit").get_json()
     assert report["ok"] and report["complete"], report["checks"]
     bundle = client.get(f"/v1/tournaments/{tid}/export").get_json()

@@ -24,7 +24,10 @@ def test_a_persons_clicks_and_the_bots_replies_are_timed(settings, private_redis
     assert details["moves"] >= 3 and details["replies"] >= 1
     # A click whose move never showed is a failure of the page or the service, not noise.
     assert details["lost"] == 0
-    assert 0 < result["click_move_p50_ms"] <= result["click_move_p95_ms"]
+    # A move cannot show before its click; a time of 0 is the page's clock rounding a move the
+    # stream drew at once, so no sign is asserted beyond "not before" and "not all at once".
+    assert 0 <= result["click_move_p50_ms"] <= result["click_move_p95_ms"]
+    assert result["click_move_p95_ms"] > 0
     # A reply the page draws with the move itself (the bot was quicker than the board) counts 0.
     assert 0 <= result["click_reply_p50_ms"] <= result["click_reply_p95_ms"]
     assert details["click_to_reply_p50_ms"] > 0
