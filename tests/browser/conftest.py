@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +89,9 @@ def site(app) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def driver(chromium: tuple[str, str]) -> Iterator[Any]:
+@contextmanager
+def chromium_driver(chromium: tuple[str, str]) -> Iterator[Any]:
+    """A headless Chromium of its own profile (its own storage: one person), its console kept."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -106,6 +108,12 @@ def driver(chromium: tuple[str, str]) -> Iterator[Any]:
     finally:
         drv.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def driver(chromium: tuple[str, str]) -> Iterator[Any]:
+    with chromium_driver(chromium) as drv:
+        yield drv
 
 
 @pytest.fixture

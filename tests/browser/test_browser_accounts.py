@@ -6,8 +6,6 @@ sent only as the ``Authorization`` header: never in an address or a cookie."""
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -15,7 +13,7 @@ from typing import Any
 
 import pytest
 import requests
-from conftest import FLAGS, Browser
+from conftest import Browser, chromium_driver
 from support.browser import by, no_sideways_scroll, wait_for
 from support.live import live_service
 from support.play_helpers import CONTROLS, play_randomly
@@ -56,22 +54,8 @@ def play_together(people: list[Browser], seed: int, timeout: float = 1200.0) -> 
 @pytest.fixture(scope="module")
 def other_driver(chromium: tuple[str, str]) -> Iterator[Any]:
     """A second browser (its own profile: its own storage), for a second person."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium[0]
-    profile = tempfile.mkdtemp(prefix="qd-chromium-")
-    for flag in [*FLAGS, f"--user-data-dir={profile}"]:
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(options=options, service=Service(chromium[1]))
-    drv.set_page_load_timeout(60)
-    try:
+    with chromium_driver(chromium) as drv:
         yield drv
-    finally:
-        drv.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture
