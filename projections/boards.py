@@ -88,7 +88,7 @@ def render_board_fields(
     elif result is None:
         result = engine.result(state)  # a caller that did not pass the closing event's
     to_act = [] if finished else engine.to_act(state)
-    fields = {
+    fields: dict[str, bytes | str] = {
         "version": str(version),
         "info": dumps(info),
         "status": "finished" if finished else "active",

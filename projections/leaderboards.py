@@ -244,7 +244,8 @@ def _finished(
     result = result if isinstance(result, dict) else {}
     reason = counting.unrated_reason({"rated": rated, "players": players}, result, decided or set())
     seats = range(len(players))
-    scores = result.get("scores") if isinstance(result.get("scores"), dict) else {}
+    given_scores = result.get("scores")
+    scores: dict[str, Any] = given_scores if isinstance(given_scores, dict) else {}
     if isinstance(result.get("ranks"), dict) and all(str(s) in result["ranks"] for s in seats):
         ranks = [int(result["ranks"][str(s)]) for s in seats]
     elif isinstance(result.get("ranking"), list) and sorted(result["ranking"]) == list(seats):
@@ -445,7 +446,7 @@ class _Fold:
 
 
 # -- the consumer -------------------------------------------------------------
-def read_cursor(raw: bytes | None) -> Cursor:
+def read_cursor(raw: bytes | str | None) -> Cursor:
     if not raw:
         return START
     tx, pos = json.loads(raw)

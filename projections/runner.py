@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import redis
@@ -46,6 +46,8 @@ from service.domain.replay import fold_batch
 from service.games import registry
 
 log = logging.getLogger(__name__)
+#: A server away (Redis or PostgreSQL): not a fault of one game, so it stops the pass.
+_AWAY: tuple[type[Exception], ...] = (*redis_roles.UNAVAILABLE, StoreUnavailable)
 
 LAG = Histogram(
     "qd_projection_lag_seconds",
@@ -71,7 +73,8 @@ def catch_up(
     """:func:`project_game`, also telling whether the game is finished."""
     key = keys.game(game_id)
     for _ in range(retries):
-        current = r.hmget(key, *_CURRENT)
+        # The client does not decode responses: a field is bytes, or None when missing.
+        current = cast(list[bytes | None], r.hmget(key, *_CURRENT))
         raw = store.read_for_fold({game_id: _version_of(current)}).get(game_id)
         batch = FoldBatch.parse(raw) if raw is not None else _NOTHING
         version, finished, write, _ = _prepare(
@@ -153,9 +156,9 @@ def catch_up_many(
                 gid,
                 current,
                 batch_of(gid),
-                lambda gid=gid: hashes.get(gid, []),
+                _hashes_of(hashes, gid),
                 retention,
-                lambda gid=gid: store.decided_seats([gid])[gid],
+                _decided_of(store, gid),
             )
         except Exception as exc:
             failed[gid] = exc
@@ -174,7 +177,7 @@ def catch_up_many(
             # Written by someone else since our read: fold it again from what is there now.
             try:
                 results[gid] = catch_up(r, store, gid, retention=retention)
-            except (*redis_roles.UNAVAILABLE, StoreUnavailable):
+            except _AWAY:
                 raise
             except Exception as exc:
                 results.pop(gid, None)
@@ -267,6 +270,9 @@ return written
 class _Recorder(CoreCommands):
     """Takes the commands :func:`_apply` queues, as a pipeline would, as words for
     :data:`GUARDED` (redis-py builds each command's words)."""
+
+    #: redis-py's commands protocol names the client's event dispatcher; a recorder sends nothing.
+    _event_dispatcher: Any = None
 
     def __init__(self) -> None:
         self.commands = 0
@@ -378,6 +384,16 @@ class _Write:
     first: bool = True
 
 
+def _hashes_of(hashes: dict[str, list[bytes]], gid: str) -> Callable[[], list[bytes]]:
+    """``gid``'s seat token hashes, from those read for the batch."""
+    return lambda: hashes.get(gid, [])
+
+
+def _decided_of(store: EventStore, gid: str) -> Callable[[], set[int]]:
+    """The seats of ``gid`` that decided, asked of the store when needed."""
+    return lambda: store.decided_seats([gid])[gid]
+
+
 def _prepare(
     game_id: str,
     current: list[bytes | None] | Known,
@@ -417,6 +433,7 @@ def _prepare(
     # bytes written independent of which: it renders from the canonical state).
     state = current.state if isinstance(current, Known) else orjson.loads(raw_state) if raw_state else None
     state = fold_batch(engine, batch, state)
+    assert state is not None, f"game {game_id}: its events fold to no state"  # the opening's append sets one up
     fields = render_board_fields(engine, info, state, batch.last_seq, finished, result=result, clock=batch.clock)
     if closed and counting.asked_rated(info):
         # Once per rated game, at its finish: did every seat make its first decision?
@@ -482,7 +499,7 @@ def sweep(
     game), projects each game it touches, then moves the cursor.  Returns the
     number of games caught up."""
     raw = r.get(keys.SWEEP_CURSOR)
-    cursor: Cursor = tuple(json.loads(raw)) if raw else START  # type: ignore[assignment]  # stored as a Cursor
+    cursor: Cursor = tuple(json.loads(raw)) if raw else START
     caught = seen = 0
     while True:
         rows = store.feed_positions(after=cursor, limit=batch)
@@ -500,7 +517,7 @@ def sweep(
             if int(current or 0) < head:
                 try:
                     project_game(r, store, gid, retention)
-                except (*redis_roles.UNAVAILABLE, StoreUnavailable):
+                except _AWAY:
                     raise  # a server away: the next sweep starts from this cursor again
                 except Exception:
                     # One game whose stream cannot be folded (a bug, or a

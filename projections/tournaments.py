@@ -22,10 +22,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import redis
+from redis.typing import EncodableT, FieldT
 
 from service import redis_roles
 from service.adapters.eventstore import EventStore, StoreUnavailable
@@ -113,9 +114,9 @@ def summary(tournament_id: str, state: State, version: int, created_at: str | No
     }
 
 
-def fields_of(tournament_id: str, state: State, version: int, created_at: str | None) -> dict[str, str]:
+def fields_of(tournament_id: str, state: State, version: int, created_at: str | None) -> dict[FieldT, EncodableT]:
     """Every field of the hash for ``state`` at ``version``."""
-    fields = {
+    fields: dict[FieldT, EncodableT] = {
         "version": str(version),
         "state": dumps(state),
         "created_at": created_at or "",
@@ -139,7 +140,9 @@ def catch_up(r: redis.Redis, store: TournamentStore, tournament_id: str, retries
         with r.pipeline(transaction=True) as pipe:
             try:
                 pipe.watch(name)
-                raw_version, raw_state, raw_created = pipe.hmget(name, *_CURRENT)
+                # The client does not decode responses: a field is bytes, or None when missing.
+                raw = cast(list[bytes | None], pipe.hmget(name, *_CURRENT))
+                raw_version, raw_state, raw_created = raw
                 version = int(raw_version or 0)
                 new = store.read(tournament_id, after=version)
                 if not new:
@@ -192,7 +195,7 @@ def consume(
 def sweep(r: redis.Redis, store: TournamentStore, batch: int = 1000) -> int:
     """Catch up every tournament touched in the feed after the cursor, then move it."""
     raw = r.get(CURSOR)
-    cursor: Cursor = tuple(json.loads(raw)) if raw else START  # type: ignore[assignment]  # stored as a Cursor
+    cursor: Cursor = tuple(json.loads(raw)) if raw else START
     caught = 0
     while rows := store.feed_positions(after=cursor, limit=batch):
         for tid in dict.fromkeys(t for _, t, _ in rows):

@@ -22,20 +22,24 @@ GAMES = registry.registered()
 
 
 # -- in ---------------------------------------------------------------------
-_SECONDS = {"strict": True, "validate": validate.Range(min=1, max=clocks.MAX_SECONDS)}
+def _seconds(description: str) -> fields.Integer:
+    """A whole number of seconds, from 1 to the longest a clock allows."""
+    return fields.Integer(
+        strict=True, validate=validate.Range(min=1, max=clocks.MAX_SECONDS), metadata={"description": description}
+    )
 
 
 class ClockIn(Schema):
     """A time control (docs/API.md "Clocks, resignation, abort"; ``service/domain/clocks.py``)."""
 
     type = fields.String(required=True, validate=validate.OneOf(clocks.TYPES))
-    base_s = fields.Integer(**_SECONDS, metadata={"description": "fischer: the time bank of each seat"})
+    base_s = _seconds("fischer: the time bank of each seat")
     increment_s = fields.Integer(
         strict=True,
         validate=validate.Range(min=0, max=clocks.MAX_SECONDS),
         metadata={"description": "fischer: added after each of the seat's intents"},
     )
-    per_decision_s = fields.Integer(**_SECONDS, metadata={"description": "deadline: the time for each decision"})
+    per_decision_s = _seconds("deadline: the time for each decision")
 
     @validates_schema
     def _one_shape(self, data: dict, **_: object) -> None:

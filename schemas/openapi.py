@@ -46,7 +46,7 @@ from service.games import registry
 REF = "#/components/schemas/"
 SECURITY_SCHEME = "bearer"
 #: ``auth(kind)`` -> the operation's ``security`` requirement.
-SECURITY = {
+SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "none": [],
     "optional": [{SECURITY_SCHEME: []}, {}],
     "required": [{SECURITY_SCHEME: []}],
@@ -276,7 +276,9 @@ def _intents(spec: APISpec) -> None:
             base = type(schema).__name__.removesuffix("Schema")
             name = f"{base}Intent" if shared else f"{prefix(game)}{base}Intent"
             names[(game, wire)] = name
-            declared = {"type": fields.String(required=True, validate=validate.OneOf([wire]))}
+            declared: dict[str, fields.Field[Any]] = {
+                "type": fields.String(required=True, validate=validate.OneOf([wire]))
+            }
             declared |= {k: copy.deepcopy(f) for k, f in type(schema)._declared_fields.items()}
             cls = Schema.from_dict(declared, name=name)
             command = registry.get(game).commands.get(wire)
@@ -286,9 +288,11 @@ def _intents(spec: APISpec) -> None:
     platform: dict[str, str] = {}
     for wire, command in platform_intents().items():
         name = f"{command.__name__}Intent"
-        declared = {"type": fields.String(required=True, validate=validate.OneOf([wire]))}
+        platform_declared: dict[str, fields.Field[Any]] = {
+            "type": fields.String(required=True, validate=validate.OneOf([wire]))
+        }
         doc = " ".join((command.__doc__ or "").strip().split("\n\n")[0].split())
-        _component(spec, name, Schema.from_dict(declared, name=name), doc)
+        _component(spec, name, Schema.from_dict(platform_declared, name=name), doc)
         platform[wire] = REF + name
     every: dict[str, str] = dict(platform)
     for game in registry.registered():
@@ -389,11 +393,12 @@ class _ContractPlugin(BasePlugin):
         rule = kwargs.get("rule")
         endpoint = rule.endpoint.rsplit(".", 1)[-1] if rule is not None else None
         path_params = bool(rule.arguments) if rule is not None else "{" in (path or "")
-        for method, op in (operations or {}).items():
+        ops = operations or {}
+        for method, op in ops.items():
             if not isinstance(op, dict):
                 continue
             if endpoint and "operationId" not in op:
-                op["operationId"] = endpoint if len(operations) == 1 else f"{method}_{endpoint}"
+                op["operationId"] = endpoint if len(ops) == 1 else f"{method}_{endpoint}"
             _operation(op, method, path or "", path_params)
             _ecma_patterns(op)
 

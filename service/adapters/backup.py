@@ -47,7 +47,7 @@ import hashlib
 import json
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,6 +57,7 @@ import psycopg
 from psycopg import sql
 
 from service.adapters.migrate import MIGRATIONS, ensure_database
+from service.adapters.rows import one
 
 FORMAT = "quarterdeck-backup"
 VERSION = 1
@@ -178,13 +179,12 @@ def backup(database_url: str, out: IO[bytes], progress: Progress | None = None, 
             migrations = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
             columns = {t: _columns(conn, t) for t in TABLES}
             counts = {
-                t: conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(t))).fetchone()[0]
-                for t in TABLES
+                t: one(conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(t))))[0] for t in TABLES
             }
             feed = {
-                t: conn.execute(
-                    sql.SQL("SELECT max(tx_id)::text, max(position) FROM {}").format(sql.Identifier(t))
-                ).fetchone()
+                t: one(
+                    conn.execute(sql.SQL("SELECT max(tx_id)::text, max(position) FROM {}").format(sql.Identifier(t)))
+                )
                 for t in FEED_TABLES
             }
             header = {
@@ -231,7 +231,7 @@ def backup(database_url: str, out: IO[bytes], progress: Progress | None = None, 
 
 
 # -- reading a file ------------------------------------------------------------------
-def _lines(f: IO[bytes]) -> Iterator[bytes]:
+def _lines(f: Iterable[bytes]) -> Iterator[bytes]:
     """The file's lines; a damaged gzip stream is a :class:`BackupError`."""
     try:
         yield from f
@@ -252,7 +252,7 @@ def _json_line(line: bytes, what: str) -> dict[str, Any]:
 class _Reader:
     """Walks a backup file section by section, checking as it goes."""
 
-    def __init__(self, f: IO[bytes]):
+    def __init__(self, f: Iterable[bytes]):
         self.lines = _lines(f)
         self.digest = hashlib.sha256()
         first = next(self.lines, b"")
@@ -331,7 +331,7 @@ def _refuse_unless_empty(conn: psycopg.Connection, migrations: list[str]) -> lis
         t
         for t in tables
         if t != "schema_migrations"
-        and conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {})").format(sql.Identifier(t))).fetchone()[0]
+        and one(conn.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {})").format(sql.Identifier(t))))[0]
     ]
     if full:
         raise BackupError(
@@ -420,7 +420,7 @@ def _restore(
             _apply(conn, migrations, applied, progress)
             for t in TABLES:
                 conn.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.Identifier(t)))
-            current = int(conn.execute("SELECT pg_current_xact_id()::text").fetchone()[0])
+            current = int(one(conn.execute("SELECT pg_current_xact_id()::text"))[0])
             highest = max((int(v["max_tx_id"]) for v in header["feed"].values() if v["max_tx_id"]), default=0)
             if rebase is None:
                 rebase = highest >= current

@@ -33,6 +33,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from service.adapters.pooled import Pooled
+from service.adapters.rows import one
 from service.domain.errors import Conflicting, NotFound, Refused
 from service.domain.identity import BOT, Account
 
@@ -70,10 +71,12 @@ class Invitations(Pooled):
     def _check_cap(self, conn: psycopg.Connection, inviter: str, adding: int) -> None:
         # One inviter at a time past this point, so the cap holds under concurrent requests.
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('invitations:' || %s))", (inviter.lower(),))
-        (pending,) = conn.execute(
-            "SELECT count(*) FROM invitations WHERE invited_by = %s AND status = 'pending' AND expires_at > now()",
-            (inviter,),
-        ).fetchone()
+        (pending,) = one(
+            conn.execute(
+                "SELECT count(*) FROM invitations WHERE invited_by = %s AND status = 'pending' AND expires_at > now()",
+                (inviter,),
+            )
+        )
         if pending + adding > self.max_pending:
             raise Refused(
                 "too_many_invitations",
@@ -194,16 +197,19 @@ class Invitations(Pooled):
             )
             conn.execute("UPDATE pending_games SET status = 'declined' WHERE game_id = %s", (taken["target"],))
             return False
-        (left,) = conn.execute(
-            "SELECT count(*) FROM invitations WHERE target_id = %s AND status <> 'accepted'", (taken["target"],)
-        ).fetchone()
+        (left,) = one(
+            conn.execute(
+                "SELECT count(*) FROM invitations WHERE target_id = %s AND status <> 'accepted'", (taken["target"],)
+            )
+        )
         return left == 0
 
     @staticmethod
     def pending(conn: psycopg.Connection, game_id: Any) -> dict[str, Any]:
-        """A pending game's row (its terms), in ``conn``'s transaction."""
+        """A pending game's row (its terms), in ``conn``'s transaction: its invitations hold
+        it (``locked`` took its lock), so it is there."""
         with conn.cursor(row_factory=dict_row) as cur:
-            return cur.execute("SELECT * FROM pending_games WHERE game_id = %s", (game_id,)).fetchone()
+            return one(cur.execute("SELECT * FROM pending_games WHERE game_id = %s", (game_id,)))
 
     @staticmethod
     def started(conn: psycopg.Connection, game_id: Any) -> None:

@@ -25,6 +25,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from service.adapters.pooled import Pooled, StoreUnavailable
+from service.adapters.rows import one
 from service.domain import identity
 from service.domain.errors import Conflicting, Forbidden, NotFound
 from service.domain.identity import Account
@@ -110,7 +111,7 @@ class Lobby(Pooled):
                 "SELECT count(*) FROM lobby_seats s JOIN lobby_tables t USING (table_id)"
                 " WHERE s.account_id = %s AND t.status = 'open'"
             )
-        n = conn.execute(sql, (account.account_id,)).fetchone()[0]
+        n = one(conn.execute(sql, (account.account_id,)))[0]
         if n >= cap:
             raise Conflicting(
                 "too_many_tables",
@@ -318,15 +319,17 @@ class Lobby(Pooled):
     def creator_is_organiser(conn: psycopg.Connection, table: dict[str, Any]) -> bool:
         """The table was opened by an organiser (who organises its game), not by a player."""
         row = conn.execute("SELECT kind FROM accounts WHERE account_id = %s", (table["creator_id"],)).fetchone()
-        return bool(row) and row[0] == identity.ORGANISER
+        return row is not None and row[0] == identity.ORGANISER
 
     @staticmethod
     def _nobody_but_bots(conn: psycopg.Connection, table_id: str) -> bool:
         """Nobody sits at the table but house bots (or nobody at all): a player's
         table that its players left is closed, whatever bots sit at it."""
-        row = conn.execute(
-            "SELECT count(*) FROM lobby_seats s JOIN accounts a USING (account_id)"
-            " WHERE s.table_id = %s AND a.kind <> 'bot'",
-            (table_id,),
-        ).fetchone()
+        row = one(
+            conn.execute(
+                "SELECT count(*) FROM lobby_seats s JOIN accounts a USING (account_id)"
+                " WHERE s.table_id = %s AND a.kind <> 'bot'",
+                (table_id,),
+            )
+        )
         return row[0] == 0

@@ -19,7 +19,7 @@ _LOCK_ID = 0x51D_0001  # advisory lock: one migrator at a time
 def ensure_database(database_url: str) -> bool:
     """Create the database named in ``database_url`` if missing.  True if created."""
     params = conninfo_to_dict(database_url)
-    name = params.get("dbname") or "postgres"
+    name = str(params.get("dbname") or "postgres")  # parsed from the URL: text
     admin = make_conninfo(database_url, dbname="postgres")
     with psycopg.connect(admin, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()

@@ -30,6 +30,8 @@ from service.config import (  # noqa: F401  (the budgets' names, for callers of 
 )
 
 log = logging.getLogger(__name__)
+#: What makes the limits count in memory for a while: any Redis error, a cluster failing over included.
+_REDIS_FAILURES: tuple[type[Exception], ...] = (redis.RedisError, *redis_roles.CLUSTER_ERRORS)
 
 
 #: One client's windows, checked and counted together (``limits``' sliding-window
@@ -190,7 +192,7 @@ class RateLimits:
         if time.monotonic() >= self._redis_after:
             try:
                 resets = self._in_redis(clients)
-            except (redis.RedisError, *redis_roles.CLUSTER_ERRORS):
+            except _REDIS_FAILURES:
                 self._redis_failed()
             else:
                 self._backoff = self.FIRST_BACKOFF
@@ -211,7 +213,7 @@ class RateLimits:
         if time.monotonic() >= self._redis_after:
             try:
                 return self._refund_in_redis(reservation.address, clients)
-            except (redis.RedisError, *redis_roles.CLUSTER_ERRORS):
+            except _REDIS_FAILURES:
                 self._redis_failed()
         return self._refund_in_memory(reservation.address, clients)
 
@@ -238,8 +240,8 @@ class RateLimits:
             return False
         for other, windows in clients:
             if other != who:
-                current = [self._current(other, w) for w in windows]
-                self.redis.eval(REFUND, len(current), *current, 0)
+                theirs = [self._current(other, w) for w in windows]
+                self.redis.eval(REFUND, len(theirs), *theirs, 0)
         return True
 
     def _refund_in_memory(self, address: str, clients: list[tuple[str, tuple[_Window, ...]]]) -> bool:
@@ -276,8 +278,8 @@ class RateLimits:
             counted = [keys[1::2] for (keys, _), got in zip(calls, resets, strict=True) if all(ms < 0 for ms in got)]
             if counted:
                 with self.redis.pipeline(transaction=False) as pipe:
-                    for current in counted:
-                        pipe.eval(REFUND, len(current), *current, 0)
+                    for refunded in counted:
+                        pipe.eval(REFUND, len(refunded), *refunded, 0)
                     pipe.execute()
         return resets
 

@@ -262,6 +262,7 @@ def redecide(game_id: str, events: Sequence[StoredEvent], seed: bytes | None, se
             return diverge(1, "seating", "the seat order is not the one drawn from the committed seed and join order")
     try:
         state = fold_stream(engine, expected)
+        assert state is not None, "the opening folds to no state"  # reported below, as any failure there
     except Exception as exc:
         return diverge(len(expected), "error", f"the engine fails on its own opening: {exc!r}")
     finished = False
@@ -295,10 +296,12 @@ def redecide(game_id: str, events: Sequence[StoredEvent], seed: bytes | None, se
                 # The clock as this re-decision recorded it at the event before: a recorded
                 # clock is never trusted, it is computed again (service/domain/clocks.py).
                 spec = created.get("clock")
-                clock = clocks.Clock(spec, len(created["players"]), expected[-1].meta.get("clock"))
-                at = pipeline.Head(
-                    game_id, seed, len(expected), expected[-1].hash, meta, clock if clocks.runs(spec) else None
+                clock = (
+                    clocks.Clock(spec, len(created["players"]), expected[-1].meta.get("clock"))
+                    if clocks.runs(spec)
+                    else None
                 )
+                at = pipeline.Head(game_id, seed, len(expected), expected[-1].hash, meta, clock)
                 decision = pipeline.act(
                     engine,
                     state,
@@ -405,6 +408,8 @@ def check_projection(
         engine, _ = _engine_for(prefix)
         info = info_from(prefix, None)
         state = fold_stream(engine, prefix)
+        # _engine_for found GameCreated first; a failure here is reported as any fold's.
+        assert info is not None and state is not None, "no game in the stream's prefix"
         fresh = render_board_fields(engine, info, state, version, is_finished(prefix, False), **stream_terms(prefix))
     except registry.RulesVersionUnavailable as exc:
         return Check(False, f"rules_version_unavailable: {exc}", details | {"error": "rules_version_unavailable"})

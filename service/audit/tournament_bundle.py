@@ -49,7 +49,7 @@ def build(tstore: TournamentStore, store: EventStore, tournament_id: str) -> dic
         },
         "status": "aborted" if aborted else "finished" if closing is not None else "running",
         # TRN-070: who aborted it, why, and the round its standings froze after.
-        "aborted": {k: closing["data"][k] for k in ("by", "reason", "round")} if aborted else None,
+        "aborted": {k: closing["data"][k] for k in ("by", "reason", "round")} if aborted and closing else None,
         "version": events[-1]["seq"] if events else 0,
         "head_hash": events[-1]["hash"] if events else None,
         "seed": closing["data"]["seed"] if closing is not None else None,

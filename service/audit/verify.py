@@ -296,6 +296,18 @@ def _tournament_seed(events: list[dict[str, Any]]) -> tuple[dict[str, Any], byte
     return _result(True, f"sha256(revealed seed) = commitment {committed[:16]}…", revealed=True), seed
 
 
+def _data(event: dict[str, Any]) -> dict[str, Any]:
+    """An event's data, or ``{}`` when the bundle (untrusted input) gives none."""
+    data = event.get("data")
+    return data if isinstance(data, dict) else {}
+
+
+def _round(data: dict[str, Any]) -> int:
+    """The round an event's data names, or 0 when it names none."""
+    n = data.get("round")
+    return n if isinstance(n, int) else 0
+
+
 def _shown(result: Any) -> Any:
     """A game's recorded result as a tournament keeps it (one recorded before
     forfeits existed says no reason: it completed, nobody left)."""
@@ -308,17 +320,18 @@ def _shown(result: Any) -> Any:
 def check_tables(events: list[dict[str, Any]], games: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Every table's game seated the table's players in its seat order, is a game
     of the tournament's game, and ended with the result the tournament recorded."""
-    tables: dict[tuple[int, int], list[str]] = {}
+    # Keyed by (round, table) as the bundle, untrusted, gives them.
+    tables: dict[tuple[Any, Any], Any] = {}
     game_of = events[0].get("data", {}).get("game") if events else None
     problems: list[str] = []
     checked = 0
     for e in events:
-        data = e.get("data") if isinstance(e.get("data"), dict) else {}
+        data = _data(e)
         if e.get("type") == "RoundPaired":
             for t in data.get("tables", []):
                 tables[(data.get("round"), t.get("table"))] = t.get("players")
         elif e.get("type") in ("TableStarted", "TableFinished"):
-            gid = data.get("game_id")
+            gid: Any = data.get("game_id")  # as the bundle gives it
             where = f"round {data.get('round')} table {data.get('table')} (game {gid})"
             game = games.get(gid)
             if game is None:
@@ -351,18 +364,18 @@ def check_record(events: list[dict[str, Any]]) -> dict[str, Any]:
     aborted: dict[str, Any] | None = None
     problems: list[str] = []
     for i, e in enumerate(events):
-        data = e.get("data") if isinstance(e.get("data"), dict) else {}
+        data = _data(e)
         kind = e.get("type")
         if aborted is not None:
             problems.append(f"event {i} ({kind}) follows the abort")
         if kind == "PlayerWithdrawn":
-            withdrawn[str(data.get("player"))] = data.get("round") if isinstance(data.get("round"), int) else 0
+            withdrawn[str(data.get("player"))] = _round(data)
         elif kind == "LatePlayerRegistered":
-            late[str(data.get("player"))] = data.get("round") if isinstance(data.get("round"), int) else 0
+            late[str(data.get("player"))] = _round(data)
         elif kind == T_ABORTED:
             aborted = {k: data.get(k) for k in ("by", "reason", "round")}
         elif kind == "RoundPaired":
-            n = data.get("round") if isinstance(data.get("round"), int) else 0
+            n = _round(data)
             seated = [p for t in data.get("tables") or [] if isinstance(t, dict) for p in t.get("players") or []]
             for p in [*seated, *(data.get("byes") or [])]:
                 if p in withdrawn and withdrawn[p] < n:

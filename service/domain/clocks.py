@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
 NONE, FISCHER, DEADLINE = "none", "fischer", "deadline"
 TYPES = (NONE, FISCHER, DEADLINE)
@@ -105,7 +105,7 @@ def resolve(raw: Any, default_deadline_s: int | None) -> dict[str, Any]:
     return validate(raw)
 
 
-def runs(spec: Any) -> bool:
+def runs(spec: Any) -> TypeGuard[dict[str, Any]]:
     """Whether a game with this time control (``None``: created before clocks) has a clock."""
     return isinstance(spec, dict) and spec.get("type") in (FISCHER, DEADLINE)
 

@@ -157,9 +157,9 @@ def _create(cmd: CreateTournament, seed: bytes) -> TournamentCreated:
             raise _invalid("'late_until_round' must be from 2 to 'rounds'.", "late_until_round")
     bot = None
     if cmd.bye_bot is not None:  # TRN-080
-        given = cmd.bye_bot if isinstance(cmd.bye_bot, dict) else {}
-        level, bot_rated = given.get("level"), given.get("rated", False)
-        if set(given) - {"level", "rated"} or type(level) is not int or not 1 <= level <= 9:
+        bye_given: dict[str, Any] = cmd.bye_bot if isinstance(cmd.bye_bot, dict) else {}
+        level, bot_rated = bye_given.get("level"), bye_given.get("rated", False)
+        if set(bye_given) - {"level", "rated"} or type(level) is not int or not 1 <= level <= 9:
             raise _invalid('\'bye_bot\' is {"level": 1 to 9, "rated": true or false}.', "bye_bot")
         if type(bot_rated) is not bool:
             raise _invalid("'bye_bot.rated' must be true or false.", "bye_bot")

@@ -177,7 +177,7 @@ def standings(state: State, through: int | None = None) -> list[Row]:
     full = {p: (*key[p], h2h[p]) for p in players}
     order = sorted(players, key=lambda p: (tuple(-x for x in full[p]), lot[p]))
     gone = withdrawn(state, len(state["history"]) if through is None else through)
-    rows = []
+    rows: list[Row] = []
     for i, p in enumerate(order):
         rank = rows[-1].rank if i and full[p] == full[order[i - 1]] else i + 1
         games = len(record[p].tables)

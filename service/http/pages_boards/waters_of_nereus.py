@@ -44,7 +44,7 @@ def _sea(view: dict[str, Any], seats: list[dict[str, Any]]) -> dict[str, Any]:
             ships.setdefault(at, []).append(_seat(seats, seat) or {})
     if view.get("neutral_ship") is not None:
         ships.setdefault(view["neutral_ship"], []).append(_seat(seats, D.NEUTRAL) or {})
-    cells = []
+    cells: list[dict[str, Any]] = []
     for i, treasures in enumerate(view.get("board") or []):
         row, col = divmod(i, size)
         x, y = 30 + col * cell, 30 + row * cell
@@ -93,7 +93,7 @@ def _sea(view: dict[str, Any], seats: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _action_board(view: dict[str, Any], seats: list[dict[str, Any]]) -> dict[str, Any]:
     spaces = int(view.get("spaces") or 3)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for r, crew in enumerate(D.CREWS):
         markers = (view.get("rows") or {}).get(crew) or [None] * spaces
         rows.append(
@@ -117,7 +117,7 @@ def _action_board(view: dict[str, Any], seats: list[dict[str, Any]]) -> dict[str
 
 
 def _cabin(seat: dict[str, Any], info: dict[str, Any], view: dict[str, Any]) -> dict[str, Any]:
-    holds = []
+    holds: list[dict[str, Any]] = []
     completed = set(seat.get("completed") or [])
     for r, crew in enumerate(D.CREWS):
         need = D.HOLDS[crew]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import string
+from collections.abc import Mapping
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -76,7 +77,7 @@ class _Formatter(string.Formatter):
         self.names = names
         self.context = context
 
-    def get_value(self, key: Any, args: Any, kwargs: dict[str, Any]) -> Any:
+    def get_value(self, key: Any, args: Any, kwargs: Mapping[str, Any]) -> Any:
         value = kwargs.get(key) if key in kwargs else self.context.get(key)
         # null, "" and [] all mean "not there": the next, vaguer template is used.
         if value is None or (isinstance(value, str | list) and not value):
