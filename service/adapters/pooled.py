@@ -38,6 +38,10 @@ _DRAIN_EVERY = 1.0
 class StoreUnavailable(Exception):
     """PostgreSQL cannot be reached (or the pool is exhausted, or no primary answers)."""
 
+    #: The connection was found lost (and the pool's older ones retired): a read may be tried
+    #: once more on a new one; a write may not (its outcome is unknown).
+    lost: bool = False
+
 
 class NoPrimary(StoreUnavailable):
     """The server reached takes no writes: a standby (``pg_is_in_recovery()``)."""
@@ -79,7 +83,7 @@ class Pooled:
             raise StoreUnavailable(str(exc)) from exc
         except DOWN as exc:
             down = StoreUnavailable(str(exc))
-            down.lost = retire_connections(self.pool, conn, exc)  # type: ignore[attr-defined]
+            down.lost = retire_connections(self.pool, conn, exc)
             raise down from exc
 
     def _fetch(self, query: str, params: Sequence[Any]) -> list[tuple]:
@@ -88,7 +92,7 @@ class Pooled:
         try:
             return self._fetch_once(query, params)
         except StoreUnavailable as exc:
-            if not getattr(exc, "lost", False):
+            if not exc.lost:
                 raise
         return self._fetch_once(query, params)
 
