@@ -4,7 +4,7 @@ Everything a seat's column says is computed from that seat's view alone, exactly
 a position is the seat's view (``engine.view(state, seat)``, through JSON as the API serves it), the states
 searched are drawn from it by ``engine.determinize``, and never is the true state's hidden part read.  So the
 analysis of a seat is the same whatever the other seats held, as long as the seat saw the same
-(``tests/property/test_analysis.py``).
+(``tests/property/test_analysis_hidden_information.py``).
 
 * A seat's **value** after an event is its margin (``position.margin``: its evaluation less the best other
   seat's, in the game's points) averaged over :attr:`Budget.value_samples` determinizations of its view.
