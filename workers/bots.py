@@ -49,9 +49,9 @@ from schemas.intents import parse_intent
 from service import bootstrap, views
 from service import metrics as service_metrics
 from service.adapters.house_bots import HouseBot
-from service.adapters.rate_limits import INTENTS, RateLimited
+from service.adapters.rate_limits import RateLimited
 from service.bootstrap import game_service, rate_limits, rq_connection
-from service.config import Settings
+from service.config import INTENTS, Settings
 from service.domain import identity
 from service.domain.errors import DomainError
 from service.domain.identity import Principal

@@ -19,13 +19,8 @@ from limits.storage import MemoryStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 
 from service import redis_roles
-from service.config import (  # noqa: F401  (the budgets' names, for callers of this module)
-    ACCOUNTS,
+from service.config import (
     BUDGETS,
-    CREATION,
-    EXPENSIVE,
-    INTENTS,
-    READS,
     Settings,
 )
 

@@ -54,9 +54,8 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import bootstrap
 from service.adapters.rate_limits import RateLimited
-from service.config import (  # noqa: F401  (the budgets' names, for callers of this module)
+from service.config import (
     ACCOUNTS,
-    BUDGETS,
     CREATION,
     EXPENSIVE,
     INTENTS,
