@@ -88,12 +88,15 @@ def ctx(settings: Settings):
 
 @pytest.fixture
 def run_worker(ctx, settings: Settings):
-    """Run queued projection jobs now, in-process (an RQ SimpleWorker in burst mode)."""
-    from rq import Queue, SimpleWorker
+    """Run queued projection jobs now, in-process, with the worker's own class in burst mode
+    (RQ's plain ``SimpleWorker`` can take up to a minute to stop: workers/rq_worker.py)."""
+    from rq import Queue
+
+    from workers.rq_worker import ProjectionWorker
 
     def run() -> None:
         queue = Queue(settings.queue_name, connection=ctx.queue_redis)
-        SimpleWorker([queue], connection=ctx.queue_redis).work(burst=True, logging_level="WARNING")
+        ProjectionWorker([queue], connection=ctx.queue_redis).work(burst=True, logging_level="WARNING")
 
     return run
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from rq import Queue, SimpleWorker
+from rq import Queue
 from support import finished_and_running
 from support.browser import by, wait_for
 
 from service.bootstrap import analyses
+from workers.rq_worker import ProjectionWorker
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,7 @@ def test_the_analysis_shows_on_a_finished_games_page(browser, games, ctx):
     ctx.settings = kept.with_(analysis_search_cpu_s=0.002)  # the page is tested here, not the bot's strength
     try:
         # The worker's job, here (the page is served from another thread meanwhile).
-        SimpleWorker([queue], connection=ctx.queue_redis).work(burst=True, logging_level="WARNING")
+        ProjectionWorker([queue], connection=ctx.queue_redis).work(burst=True, logging_level="WARNING")
     finally:
         ctx.settings = kept
     wait_for(

@@ -8,12 +8,13 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from rq import Queue, SimpleWorker
+from rq import Queue
 from support import play_fast
 
 from projections.runner import project_game
 from service.bootstrap import analyses
 from service.http.app import create_app
+from workers.rq_worker import ProjectionWorker
 
 GAME = "nauticus"
 
@@ -49,7 +50,7 @@ def run_analysis_jobs(ctx, queue: Queue) -> None:
     kept = ctx.settings
     ctx.settings = kept.with_(analysis_search_cpu_s=0.002)
     try:
-        SimpleWorker([queue], connection=ctx.queue_redis).work(burst=True, logging_level="WARNING")
+        ProjectionWorker([queue], connection=ctx.queue_redis).work(burst=True, logging_level="WARNING")
     finally:
         ctx.settings = kept
 

@@ -136,11 +136,12 @@ def own(servers) -> Iterator[SimpleNamespace]:
     """A service of this test's own (database, Redis database, app, worker): the
     round trip compares EVERY read model, so nothing of other tests may share
     them (a session's tournaments left running would move under it)."""
-    from rq import Queue, SimpleWorker
+    from rq import Queue
 
     from service.bootstrap import bootstrap
     from service.http.app import create_app
     from workers import context
+    from workers.rq_worker import ProjectionWorker
 
     (db,) = _free_redis_dbs(servers[1], 1)
     with fresh_settings(*servers, redis_db=int(db.rsplit("/", 1)[1])) as settings:
@@ -151,7 +152,7 @@ def own(servers) -> Iterator[SimpleNamespace]:
 
         def run_worker() -> None:
             queue = Queue(settings.queue_name, connection=ctx.redis)
-            SimpleWorker([queue], connection=ctx.redis).work(burst=True, logging_level="WARNING")
+            ProjectionWorker([queue], connection=ctx.redis).work(burst=True, logging_level="WARNING")
 
         try:
             yield SimpleNamespace(settings=settings, app=app, client=app.test_client(), ctx=ctx, run_worker=run_worker)
