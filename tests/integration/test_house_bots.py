@@ -19,6 +19,7 @@ from support.accounts import accept_invitations, organiser, register, unique
 from projections import keys
 from projections.runner import project_game
 from service.adapters.house_bots import HouseBots, levels
+from service.bootstrap import fair_line, pending_turns
 from service.domain import identity
 from service.games import registry
 from workers import bots as bot_worker
@@ -229,13 +230,13 @@ def test_jobs_for_finished_games_are_dropped_and_one_waits_per_turn(client, ctx,
     """The queue cannot grow without bound: one job waits per (game, bot); a finished game's does nothing."""
     gid, key, bot, seat = _bot_game(client, settings, house)
     queue = Queue(f"bots-test-{unique('')}", connection=ctx.redis)
-    assert bot_worker.request_turn(ctx.redis, queue, gid, bot, queue_max=10)
-    assert not bot_worker.request_turn(ctx.redis, queue, gid, bot, queue_max=10)
+    assert bot_worker.request_turn(ctx, queue, gid, bot, queue_max=10)
+    assert not bot_worker.request_turn(ctx, queue, gid, bot, queue_max=10)
     assert queue.count == 1
     other, _, _, _ = _bot_game(client, settings, house)
-    assert not bot_worker.request_turn(ctx.redis, queue, other, bot, queue_max=1)  # at the cap
+    assert not bot_worker.request_turn(ctx, queue, other, bot, queue_max=1)  # at the cap
     queue.empty()
-    ctx.redis.delete(bot_worker.pending_key(gid, bot))
+    pending_turns(ctx).unmark(gid, bot)
     # Aborted: the job finds the game over and posts nothing.
     project(ctx, gid)
     aborted = client.post(f"/v1/games/{gid}/abort", json={"reason": "test"}, headers=auth(settings.admin_token))
@@ -277,10 +278,10 @@ def test_a_bot_hears_its_turn_on_its_account_stream(client, ctx, settings, house
     assert heard == 1 and queue.count == 1
     # The job takes the next turn of the fair line: this one.
     assert queue.jobs[0].args == (queue.name,)
-    assert bot_worker.FairLine(queue).pop() == (gid, bot)
+    assert fair_line(queue).pop() == (gid, bot)
     # The resync finds the same turn, already waiting: nothing more is queued.
     assert listener.resync([bot]) == 0 and queue.count == 1
-    ctx.redis.delete(bot_worker.pending_key(gid, bot))
+    pending_turns(ctx).unmark(gid, bot)
     assert listener.resync([bot]) == 1
     queue.empty()
 
@@ -495,9 +496,9 @@ def test_a_bots_intents_count_in_qd_intents_total(client, ctx, settings, house):
 
 
 def test_the_bots_serve_accounts_round_robin(ctx):
-    """workers/bots.py ``FairLine``: one account's many turns never starve another's."""
+    """service/adapters/bot_turns.py ``FairLine``: one account's many turns never starve another's."""
     queue = Queue(f"bots-test-{unique('')}", connection=ctx.redis)
-    fair = bot_worker.FairLine(queue)
+    fair = fair_line(queue)
     for i in range(20):
         fair.push("flood", f"g{i}", "nauticus-bot-1")
     fair.push("other", "mine", "nauticus-bot-1")
