@@ -286,6 +286,88 @@ def test_a_bot_hears_its_turn_on_its_account_stream(client, ctx, settings, house
     queue.empty()
 
 
+def test_the_listener_hears_a_turn_on_its_subscription(client, ctx, settings, house):
+    """workers/bots.py ``Listener.run``: subscribed to the bot's account channel (through the
+    live hub's pub/sub, ``service/adapters/announcements.py``), it enqueues a turn announced
+    after its first resync, long before the next one."""
+    import copy
+
+    gid, key, bot, seat = _bot_game(client, settings, house)
+    state = project(ctx, gid)
+    while seat in state["to_act"]:  # the bot's turn must come after the first resync
+        assert bot_worker.Actor(ctx).act(gid, bot).action == "posted"
+        state = project(ctx, gid)
+    queue = Queue(f"bots-test-{unique('')}", connection=ctx.redis)
+    quiet = copy.copy(ctx)
+    quiet.settings = settings.with_(bot_resync_seconds=600.0)
+    listener = bot_worker.Listener(quiet, queue)
+    listener.handles = lambda: [bot]  # type: ignore[method-assign]
+    resynced = threading.Event()
+    first_resync = listener.resync
+
+    def resync(handles: list[str]) -> int:
+        n = first_resync(handles)
+        resynced.set()
+        return n
+
+    listener.resync = resync  # type: ignore[method-assign]
+    stop = threading.Event()
+    thread = threading.Thread(target=listener.run, args=(stop,), daemon=True)
+    thread.start()
+    marks = pending_turns(ctx)
+    try:
+        assert resynced.wait(10)
+        assert not ctx.redis.exists(marks.key(gid, bot))
+        for _ in range(100):
+            if seat in state["to_act"]:
+                break
+            play_a_legal(client, gid, key, state["version"])
+            state = project(ctx, gid)  # announces your_turn on the bot's account channel
+        assert seat in state["to_act"]
+        heard_by = time.monotonic() + 5.0
+        while not ctx.redis.exists(marks.key(gid, bot)):
+            assert time.monotonic() < heard_by, "the listener did not hear the bot's turn"
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        thread.join(10)
+    assert not thread.is_alive()
+    waiting = []
+    fair = fair_line(queue)
+    while (turn := fair.pop()) is not None:
+        waiting.append(turn)
+        marks.unmark(*turn)
+    queue.empty()
+    assert (gid, bot) in waiting
+
+
+def test_the_resync_reads_the_turns_past_the_first_page(ctx):
+    """workers/bots.py ``turns_now`` (``service.views.turns_now``, read 100 games at a time):
+    the bot's turns among its 250 newest active games, newest first, ``limit`` at most."""
+    bot, person = unique("nauticus-bot-"), unique("ann")
+    listed = keys.games_list({"player": bot, "status": "active"})
+    ids = [unique("g") for _ in range(250)]
+    for i, gid in enumerate(ids):
+        info = {"id": gid, "game": "nauticus", "players": [person, bot], "accounts": [True, True]}
+        ctx.redis.zadd(listed, {gid: i})
+        ctx.redis.hset(
+            keys.game(gid),
+            mapping={
+                "info": json.dumps(info | {"created_at": "2026-01-01T00:00:00Z"}),
+                "status": "active",
+                "version": "1",
+                "to_act": json.dumps([1] if i % 3 == 0 else [0]),
+            },
+        )
+    newest_first = ids[::-1]
+    mine = [gid for gid in newest_first if ids.index(gid) % 3 == 0]
+    try:
+        assert list(bot_worker.turns_now(ctx, bot)) == mine and len(mine) == 84
+        assert list(bot_worker.turns_now(ctx, bot, limit=150)) == [g for g in mine if g in newest_first[:150]]
+    finally:
+        ctx.redis.delete(listed, *(keys.game(gid) for gid in ids))
+
+
 def test_a_bots_intents_count_in_its_keys_rate_limit(client, ctx, settings, house, monkeypatch):
     """Every limit that binds a player binds a bot: its intents count in its key's budget
     (docs/API.md "Rate limits"), and over it the job fails (RQ retries it later)."""
