@@ -31,6 +31,7 @@ from service import redis_roles
 from service.adapters.accounts import AccountStore
 from service.adapters.analyses import Analyses
 from service.adapters.announcements import PubSubOpener
+from service.adapters.bot_turns import FairLine, PendingTurns
 from service.adapters.eventstore import EventStore, check_if_idle, configure_connection
 from service.adapters.house_bots import HouseBots
 from service.adapters.invitations import Invitations
@@ -188,6 +189,18 @@ def accounts(components: Components) -> AccountStore:
 def house_bots(components: Components) -> HouseBots:
     """The house bots' accounts (docs/BOTS.md "House bots")."""
     return HouseBots(components.store.pool, components.settings.pool_timeout)
+
+
+def pending_turns(components: Components) -> PendingTurns:
+    """The marks of the house bots' turns that have a job waiting, on the read side's Redis
+    (``service/adapters/bot_turns.py``)."""
+    return PendingTurns(components.redis)
+
+
+def fair_line(queue: Queue) -> FairLine:
+    """The house bots' turns waiting on ``queue``, one line per account, on the queue's own
+    Redis (``service/adapters/bot_turns.py``): its scripts and the queue's jobs share a server."""
+    return FairLine(queue.connection, queue.name)
 
 
 def kept_audits(components: Components) -> KeptAudits:

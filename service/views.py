@@ -115,24 +115,33 @@ def read_board_fields(r: redis.Redis, game_id: str, names: list[str]) -> list[by
         raise ReadModelsUnavailable(type(exc).__name__) from exc
 
 
+#: Games a read of :func:`turns_now` lists at once.
+TURNS_PAGE = 100
+
+
 def turns_now(r: redis.Redis, handle: str, limit: int) -> Iterator[dict[str, Any]]:
-    """``your_turn`` for each of the account's active games (the newest ``limit``)
-    where it is to act now, as each is read: a stream (re)started misses no turn
-    that came while it was away."""
+    """``your_turn`` for each of the account's active games (the newest ``limit``, read
+    :data:`TURNS_PAGE` at a time) where it is to act now, as each is read: a stream
+    (re)started misses no turn that came while it was away, and the bot worker's resync
+    asks for the house bots' turns that pub/sub may have dropped (``workers/bots.py``)."""
     try:
-        games_now, _ = game_lists.page(r, {"player": handle, "status": "active"}, 0, limit)
         mine = identity.handle_key(handle)
-        for summary in games_now:
-            gid = summary["id"]
-            version, to_act, info = r.hmget(keys.game(gid), ["version", "to_act", "info"])
-            if version is None or to_act is None or info is None:
-                continue
-            parsed = orjson.loads(info)
-            flags = parsed.get("accounts") or []
-            for seat in orjson.loads(to_act):
-                player = parsed["players"][seat] if seat < len(parsed["players"]) else None
-                if player and seat < len(flags) and flags[seat] and identity.handle_key(player) == mine:
-                    yield {"type": "your_turn", "game_id": gid, "version": int(version)}
+        for offset in range(0, limit, TURNS_PAGE):
+            size = min(TURNS_PAGE, limit - offset)
+            games_now, total = game_lists.page(r, {"player": handle, "status": "active"}, offset, size)
+            for summary in games_now:
+                gid = summary["id"]
+                version, to_act, info = r.hmget(keys.game(gid), ["version", "to_act", "info"])
+                if version is None or to_act is None or info is None:
+                    continue
+                parsed = orjson.loads(info)
+                flags = parsed.get("accounts") or []
+                for seat in orjson.loads(to_act):
+                    player = parsed["players"][seat] if seat < len(parsed["players"]) else None
+                    if player and seat < len(flags) and flags[seat] and identity.handle_key(player) == mine:
+                        yield {"type": "your_turn", "game_id": gid, "version": int(version)}
+            if offset + size >= total:
+                return
     except redis.RedisError as exc:
         raise ReadModelsUnavailable(type(exc).__name__) from exc
 

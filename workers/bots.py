@@ -10,7 +10,12 @@ waits in its account's line (the person or organiser whose game it is:
 (:func:`act_next`), which runs the next turn of the next account in a ring, so
 the bots serve accounts round-robin and one account's many games never starve
 another's; at most one turn waits per (game, bot): :func:`request_turn` marks it
-pending first, and the queue has a cap (``QD_BOT_QUEUE_MAX``).
+pending first, and the queue has a cap (``QD_BOT_QUEUE_MAX``).  The marks and
+the lines are Redis's (``service/adapters/bot_turns.py``: ``PendingTurns`` and
+``FairLine``, built by ``service.bootstrap``); the reads of the read models are
+the read side's (``service.views``), and the account streams' announcements
+come through the live hub's pub/sub (``service/adapters/announcements.py``), so
+this module sends no Redis command itself.
 
 A job reads the bot's seat's board and legal intents from the read side (the
 game's read model in Redis, one ``HMGET``, exactly what ``GET /v1/games/{id}``
@@ -41,16 +46,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import redis
 from rq import Queue, Retry, get_current_job
 
-from projections import game_lists, keys, publish
+from projections import publish
 from schemas.intents import parse_intent
-from service import bootstrap, views
+from service import bootstrap, redis_roles, views
 from service import metrics as service_metrics
 from service.adapters.house_bots import HouseBot
 from service.adapters.rate_limits import RateLimited
-from service.bootstrap import game_service, rate_limits, rq_connection
+from service.bootstrap import announcements, fair_line, game_service, pending_turns, rate_limits, rq_connection
 from service.config import INTENTS, Settings
 from service.domain import identity
 from service.domain.errors import DomainError
@@ -62,9 +66,6 @@ log = logging.getLogger(__name__)
 
 #: The job a turn enqueues (by name).
 ACT_JOB = "workers.bots.act"
-#: Seconds a (game, bot) stays marked pending: a job lost meanwhile delays that
-#: turn until the mark expires and the next resync asks again.
-PENDING_TTL = 600
 #: Retries of a job that failed (a server away, a bot that raised), and their delays.
 RETRY = Retry(max=3, interval=[1, 5, 15])
 #: Active games looked at per bot in one resync, at most.
@@ -73,33 +74,28 @@ RESYNC_GAMES = 1000
 CACHE_SIZE = 256
 
 
-def pending_key(game_id: str, handle: str) -> str:
-    """The mark of a waiting job for ``handle``'s seat of ``game_id`` (the game's hash tag)."""
-    return f"g:{{{game_id}}}:bot:{identity.handle_key(handle)}"
-
-
-def request_turn(r: redis.Redis, queue: Queue, game_id: str, handle: str, queue_max: int) -> bool:
+def request_turn(ctx: context.Context, queue: Queue, game_id: str, handle: str, queue_max: int) -> bool:
     """Enqueue a job for ``handle``'s turn in ``game_id`` unless one waits already
-    or the queue is at its cap; whether one was enqueued.
+    (``PendingTurns.mark``) or the queue is at its cap; whether one was enqueued.
 
-    The turn waits in its account's line (:func:`account_of`) and the job takes the
-    next turn of the next account in the ring (:func:`act_next`): the jobs are served
-    round-robin over accounts, so many games of one account never starve another's."""
+    The turn waits in its account's line (:func:`account_of`, ``FairLine.push``) and
+    the job takes the next turn of the next account in the ring (:func:`act_next`): the
+    jobs are served round-robin over accounts, so many games of one account never
+    starve another's."""
     if queue.count >= queue_max:
         return False
-    if not r.set(pending_key(game_id, handle), "1", nx=True, ex=PENDING_TTL):
+    if not pending_turns(ctx).mark(game_id, handle):
         return False
-    fair = FairLine(queue)
-    fair.push(account_of(r, game_id), game_id, handle)
+    fair_line(queue).push(account_of(ctx, game_id), game_id, handle)
     queue.enqueue(NEXT_JOB, queue.name, retry=RETRY, result_ttl=0, failure_ttl=3600)
     return True
 
 
-def account_of(r: redis.Redis, game_id: str) -> str:
+def account_of(ctx: context.Context, game_id: str) -> str:
     """The account whose line a game's bot turns wait in: the organiser who created the
     game, else the first (by handle) of its seats that are not house bots; ``""`` for a
     game whose read model is not there yet."""
-    info = r.hget(keys.game(game_id), "info")
+    [info] = views.read_board_fields(ctx.redis, game_id, ["info"])
     if info is None:
         return ""
     created = json.loads(info)
@@ -111,46 +107,6 @@ def account_of(r: redis.Redis, game_id: str) -> str:
 
 #: The job that runs the next turn of the fair line of a queue (by name).
 NEXT_JOB = "workers.bots.act_next"
-
-# Atomic on the queue's Redis (a plain Redis, never a cluster: docs/SCALING.md).
-_PUSH = """
-redis.call('RPUSH', KEYS[3], ARGV[2])
-if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then redis.call('RPUSH', KEYS[1], ARGV[1]) end
-return 1
-"""
-_POP = """
-local owner = redis.call('LPOP', KEYS[1])
-if not owner then return false end
-local line = ARGV[1] .. owner
-local turn = redis.call('LPOP', line)
-if redis.call('LLEN', line) > 0 then redis.call('RPUSH', KEYS[1], owner) else redis.call('SREM', KEYS[2], owner) end
-if not turn then return false end
-return turn
-"""
-
-
-class FairLine:
-    """The bots' turns, one line per account, and the ring of accounts with turns
-    waiting (a list, and a set of its members), in the queue's Redis."""
-
-    def __init__(self, queue: Queue):
-        self.r = queue.connection
-        self.prefix = f"bots:fair:{queue.name}:"
-        self.ring, self.members = self.prefix + "ring", self.prefix + "members"
-
-    def line(self, account: str) -> str:
-        return f"{self.prefix}line:{account}"
-
-    def push(self, account: str, game_id: str, handle: str) -> None:
-        self.r.eval(_PUSH, 3, self.ring, self.members, self.line(account), account, f"{game_id} {handle}")
-
-    def pop(self) -> tuple[str, str] | None:
-        """The next turn of the next account in the ring (that account goes to its end)."""
-        turn = self.r.eval(_POP, 2, self.ring, self.members, self.prefix + "line:")
-        if not turn:
-            return None
-        game_id, handle = (turn.decode() if isinstance(turn, bytes) else turn).split(" ", 1)
-        return game_id, handle
 
 
 # -- acting -----------------------------------------------------------------------
@@ -323,9 +279,8 @@ def reset_actor() -> None:
 
 def act(game_id: str, handle: str) -> str:
     """The job: act for ``handle`` in ``game_id`` if it is to act there now."""
-    ctx = context.get()
     # Unmarked first: a turn announced while this job thinks gets a job of its own.
-    ctx.redis.delete(pending_key(game_id, handle))
+    pending_turns(context.get()).unmark(game_id, handle)
     try:
         outcome = actor().act(game_id, handle)
     except Exception:
@@ -336,12 +291,12 @@ def act(game_id: str, handle: str) -> str:
 
 
 def act_next(queue_name: str) -> str:
-    """The job: act for the next turn of the fair line of ``queue_name`` (:class:`FairLine`).
+    """The job: act for the next turn of the fair line of ``queue_name`` (``FairLine``).
     A job that fails gives its turn back to its account's line, for its retry."""
     ctx = context.get()
     job = get_current_job()
     queue = Queue(queue_name, connection=job.connection if job is not None else ctx.queue.connection)
-    fair = FairLine(queue)
+    fair = fair_line(queue)
     turn = fair.pop()
     if turn is None:
         return "empty"
@@ -349,29 +304,16 @@ def act_next(queue_name: str) -> str:
     try:
         return act(game_id, handle)
     except Exception:
-        fair.push(account_of(ctx.redis, game_id), game_id, handle)
+        fair.push(account_of(ctx, game_id), game_id, handle)
         raise
 
 
 # -- hearing turns -----------------------------------------------------------------
-def turns_now(r: redis.Redis, handle: str, limit: int = RESYNC_GAMES) -> Iterator[str]:
-    """The active games where ``handle`` is to act now, as an account stream starts
-    with them (``service/http/streams.py``), newest first, ``limit`` at most."""
-    mine = identity.handle_key(handle)
-    for offset in range(0, limit, 100):
-        games_now, total = game_lists.page(r, {"player": handle, "status": "active"}, offset, 100)
-        for summary in games_now:
-            gid = summary["id"]
-            to_act, info = r.hmget(keys.game(gid), ["to_act", "info"])
-            if to_act is None or info is None:
-                continue
-            parsed = json.loads(info)
-            flags = parsed.get("accounts") or []
-            for seat in json.loads(to_act):
-                if seat < len(flags) and flags[seat] and identity.handle_key(parsed["players"][seat]) == mine:
-                    yield gid
-        if offset + 100 >= total:
-            return
+def turns_now(ctx: context.Context, handle: str, limit: int = RESYNC_GAMES) -> Iterator[str]:
+    """The active games where ``handle`` is to act now, newest first, ``limit`` at most:
+    the turns an account stream starts with (``service.views.turns_now``)."""
+    for line in views.turns_now(ctx.redis, handle, limit):
+        yield line["game_id"]
 
 
 class Listener:
@@ -380,6 +322,9 @@ class Listener:
     def __init__(self, ctx: context.Context, queue: Queue):
         self.ctx, self.queue = ctx, queue
         self.bots = bootstrap.house_bots(ctx)
+        # The live hub's pub/sub connections: SUBSCRIBE, or SSUBSCRIBE on a Redis Cluster,
+        # where the projection announces with SPUBLISH (projections/publish.py).
+        self.announcements = announcements(ctx.settings)
 
     def handles(self) -> list[str]:
         return [b.handle for b in self.bots.all()]
@@ -388,8 +333,8 @@ class Listener:
         """Ask for every turn the bots have now; the jobs enqueued."""
         n = 0
         for handle in handles:
-            for gid in turns_now(self.ctx.redis, handle):
-                n += request_turn(self.ctx.redis, self.queue, gid, handle, self.ctx.settings.bot_queue_max)
+            for gid in turns_now(self.ctx, handle):
+                n += request_turn(self.ctx, self.queue, gid, handle, self.ctx.settings.bot_queue_max)
         return n
 
     def heard(self, channel: bytes | str, data: bytes | str) -> bool:
@@ -402,7 +347,7 @@ class Listener:
             return False
         if handle is None or event.get("type") not in ("your_turn", "table_started"):
             return False
-        return request_turn(self.ctx.redis, self.queue, event["game_id"], handle, self.ctx.settings.bot_queue_max)
+        return request_turn(self.ctx, self.queue, event["game_id"], handle, self.ctx.settings.bot_queue_max)
 
     def run(self, stop: threading.Event) -> None:
         """Subscribe, resync, then enqueue each turn heard; again after any Redis failure."""
@@ -410,23 +355,21 @@ class Listener:
         while not stop.is_set():
             try:
                 handles = self.handles()
-                pubsub = self.ctx.redis.pubsub(ignore_subscribe_messages=True)
+                channels = self.announcements("qd-bot-listener")
                 try:
                     if handles:
-                        pubsub.subscribe(*(publish.account_channel(h) for h in handles))
+                        channels.subscribe([publish.account_channel(h) for h in handles])
                     # Subscribed before the resync: nothing falls in between.
                     self.resync(handles)
                     resync_at = time.monotonic() + interval
                     # Until the next resync (which also subscribes to bots provisioned since).
                     while not stop.is_set() and time.monotonic() < resync_at:
-                        if not handles:
-                            stop.wait(1.0)
-                            continue
-                        message = pubsub.get_message(timeout=1.0)
-                        if message and message.get("type") == "message":
+                        # With nothing subscribed this waits on ``stop`` (1 s at most).
+                        message = channels.get_message(1.0, stop)
+                        if message and message.get("type") in ("message", "smessage"):
                             self.heard(message["channel"], message["data"])
                 finally:
-                    pubsub.close()
+                    channels.close()
             except Exception as exc:  # Redis or PostgreSQL away: try again shortly
                 log.warning("bot listener failed (%s); retrying in 1s", type(exc).__name__)
                 stop.wait(1.0)
@@ -468,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
                     logging_level=settings.rq_log_level,
                 )
                 return 0
-            except (redis.ConnectionError, redis.TimeoutError) as exc:
+            except redis_roles.UNAVAILABLE as exc:
                 log.warning("redis unavailable (%s); retrying in 1s", exc)
                 time.sleep(1)
     finally:

@@ -1,5 +1,6 @@
 """The live hub's connection to the projection's announcements
-(``projections/publish.py``; the hub is ``service/http/live/hub.py``).
+(``projections/publish.py``; the hub is ``service/http/live/hub.py``), and
+the bot worker's to its house bots' account channels (``workers/bots.py``).
 
 :class:`PubSub` is one pub/sub connection and the reads that go with it: on
 one Redis server it uses ``SUBSCRIBE``; on a Redis Cluster, ``SSUBSCRIBE``
@@ -12,7 +13,7 @@ of a game whose subscription Redis just confirmed.
 
 :class:`PubSubOpener` is what the composition root hands the hub
 (``service.bootstrap.announcements``): each call opens a new connection, at
-the hub's start and after a failover.  Every Redis or socket error of either
+the hub's start and after a failover (the bot worker: at each resync).  Every Redis or socket error of either
 is raised as :class:`PubSubLost`, on which the hub reconnects.
 """
 
@@ -42,8 +43,9 @@ _LOST = (redis.RedisError, OSError)
 
 
 class PubSub:
-    """One pub/sub connection; see the module's docstring.  Only the hub's
-    listener uses it (it is not shared between threads)."""
+    """One pub/sub connection; see the module's docstring.  Only its opener's
+    listener thread uses it (the hub's, or the bot worker's): it is not shared
+    between threads."""
 
     def __init__(self, client: Any, owns_client: bool) -> None:
         """``client``: a Redis or RedisCluster client; ``owns_client``: closed with

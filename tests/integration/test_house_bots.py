@@ -19,6 +19,7 @@ from support.accounts import accept_invitations, organiser, register, unique
 from projections import keys
 from projections.runner import project_game
 from service.adapters.house_bots import HouseBots, levels
+from service.bootstrap import fair_line, pending_turns
 from service.domain import identity
 from service.games import registry
 from workers import bots as bot_worker
@@ -229,13 +230,13 @@ def test_jobs_for_finished_games_are_dropped_and_one_waits_per_turn(client, ctx,
     """The queue cannot grow without bound: one job waits per (game, bot); a finished game's does nothing."""
     gid, key, bot, seat = _bot_game(client, settings, house)
     queue = Queue(f"bots-test-{unique('')}", connection=ctx.redis)
-    assert bot_worker.request_turn(ctx.redis, queue, gid, bot, queue_max=10)
-    assert not bot_worker.request_turn(ctx.redis, queue, gid, bot, queue_max=10)
+    assert bot_worker.request_turn(ctx, queue, gid, bot, queue_max=10)
+    assert not bot_worker.request_turn(ctx, queue, gid, bot, queue_max=10)
     assert queue.count == 1
     other, _, _, _ = _bot_game(client, settings, house)
-    assert not bot_worker.request_turn(ctx.redis, queue, other, bot, queue_max=1)  # at the cap
+    assert not bot_worker.request_turn(ctx, queue, other, bot, queue_max=1)  # at the cap
     queue.empty()
-    ctx.redis.delete(bot_worker.pending_key(gid, bot))
+    pending_turns(ctx).unmark(gid, bot)
     # Aborted: the job finds the game over and posts nothing.
     project(ctx, gid)
     aborted = client.post(f"/v1/games/{gid}/abort", json={"reason": "test"}, headers=auth(settings.admin_token))
@@ -277,12 +278,94 @@ def test_a_bot_hears_its_turn_on_its_account_stream(client, ctx, settings, house
     assert heard == 1 and queue.count == 1
     # The job takes the next turn of the fair line: this one.
     assert queue.jobs[0].args == (queue.name,)
-    assert bot_worker.FairLine(queue).pop() == (gid, bot)
+    assert fair_line(queue).pop() == (gid, bot)
     # The resync finds the same turn, already waiting: nothing more is queued.
     assert listener.resync([bot]) == 0 and queue.count == 1
-    ctx.redis.delete(bot_worker.pending_key(gid, bot))
+    pending_turns(ctx).unmark(gid, bot)
     assert listener.resync([bot]) == 1
     queue.empty()
+
+
+def test_the_listener_hears_a_turn_on_its_subscription(client, ctx, settings, house):
+    """workers/bots.py ``Listener.run``: subscribed to the bot's account channel (through the
+    live hub's pub/sub, ``service/adapters/announcements.py``), it enqueues a turn announced
+    after its first resync, long before the next one."""
+    import copy
+
+    gid, key, bot, seat = _bot_game(client, settings, house)
+    state = project(ctx, gid)
+    while seat in state["to_act"]:  # the bot's turn must come after the first resync
+        assert bot_worker.Actor(ctx).act(gid, bot).action == "posted"
+        state = project(ctx, gid)
+    queue = Queue(f"bots-test-{unique('')}", connection=ctx.redis)
+    quiet = copy.copy(ctx)
+    quiet.settings = settings.with_(bot_resync_seconds=600.0)
+    listener = bot_worker.Listener(quiet, queue)
+    listener.handles = lambda: [bot]  # type: ignore[method-assign]
+    resynced = threading.Event()
+    first_resync = listener.resync
+
+    def resync(handles: list[str]) -> int:
+        n = first_resync(handles)
+        resynced.set()
+        return n
+
+    listener.resync = resync  # type: ignore[method-assign]
+    stop = threading.Event()
+    thread = threading.Thread(target=listener.run, args=(stop,), daemon=True)
+    thread.start()
+    marks = pending_turns(ctx)
+    try:
+        assert resynced.wait(10)
+        assert not ctx.redis.exists(marks.key(gid, bot))
+        for _ in range(100):
+            if seat in state["to_act"]:
+                break
+            play_a_legal(client, gid, key, state["version"])
+            state = project(ctx, gid)  # announces your_turn on the bot's account channel
+        assert seat in state["to_act"]
+        heard_by = time.monotonic() + 5.0
+        while not ctx.redis.exists(marks.key(gid, bot)):
+            assert time.monotonic() < heard_by, "the listener did not hear the bot's turn"
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        thread.join(10)
+    assert not thread.is_alive()
+    waiting = []
+    fair = fair_line(queue)
+    while (turn := fair.pop()) is not None:
+        waiting.append(turn)
+        marks.unmark(*turn)
+    queue.empty()
+    assert (gid, bot) in waiting
+
+
+def test_the_resync_reads_the_turns_past_the_first_page(ctx):
+    """workers/bots.py ``turns_now`` (``service.views.turns_now``, read 100 games at a time):
+    the bot's turns among its 250 newest active games, newest first, ``limit`` at most."""
+    bot, person = unique("nauticus-bot-"), unique("ann")
+    listed = keys.games_list({"player": bot, "status": "active"})
+    ids = [unique("g") for _ in range(250)]
+    for i, gid in enumerate(ids):
+        info = {"id": gid, "game": "nauticus", "players": [person, bot], "accounts": [True, True]}
+        ctx.redis.zadd(listed, {gid: i})
+        ctx.redis.hset(
+            keys.game(gid),
+            mapping={
+                "info": json.dumps(info | {"created_at": "2026-01-01T00:00:00Z"}),
+                "status": "active",
+                "version": "1",
+                "to_act": json.dumps([1] if i % 3 == 0 else [0]),
+            },
+        )
+    newest_first = ids[::-1]
+    mine = [gid for gid in newest_first if ids.index(gid) % 3 == 0]
+    try:
+        assert list(bot_worker.turns_now(ctx, bot)) == mine and len(mine) == 84
+        assert list(bot_worker.turns_now(ctx, bot, limit=150)) == [g for g in mine if g in newest_first[:150]]
+    finally:
+        ctx.redis.delete(listed, *(keys.game(gid) for gid in ids))
 
 
 def test_a_bots_intents_count_in_its_keys_rate_limit(client, ctx, settings, house, monkeypatch):
@@ -495,9 +578,9 @@ def test_a_bots_intents_count_in_qd_intents_total(client, ctx, settings, house):
 
 
 def test_the_bots_serve_accounts_round_robin(ctx):
-    """workers/bots.py ``FairLine``: one account's many turns never starve another's."""
+    """service/adapters/bot_turns.py ``FairLine``: one account's many turns never starve another's."""
     queue = Queue(f"bots-test-{unique('')}", connection=ctx.redis)
-    fair = bot_worker.FairLine(queue)
+    fair = fair_line(queue)
     for i in range(20):
         fair.push("flood", f"g{i}", "nauticus-bot-1")
     fair.push("other", "mine", "nauticus-bot-1")

@@ -11,7 +11,8 @@
   the service layer takes commands (no marshmallow, Flask, Redis or RQ); the
   adapters import no web framework, schema library or RQ and never the service
   layer; no HTTP or page module imports redis or sends a Redis command (they
-  hand the client to ``service.views`` or an adapter); no module reads
+  hand the client to ``service.views`` or an adapter); no module of the workers
+  sends a Redis command either, nor names ``redis`` but for its errors; no module reads
   flask-smorest's private ``_apidoc``; no module but ``service/bootstrap.py``
   builds a service-layer object (``GameService``, the tournaments', lobby's and
   invitations' services, the round runner, a unit of work), an ``EventStore``
@@ -206,26 +207,35 @@ def test_no_http_or_page_module_imports_redis(name: str) -> None:
     assert "redis" not in _tops(name), "Redis through service.views or an adapter (service/adapters), not in HTTP"
 
 
+#: Where the components keep a Redis client: the read side's (``redis``), the queue's
+#: (``queue_redis``), and an RQ queue's or job's own (``connection``).
+CLIENT_ATTRIBUTES = {"redis", "queue_redis", "connection"}
+
+
 def redis_commands_in(source: str) -> list[str]:
     """Where code uses a Redis client itself rather than hand it on: an attribute read
-    off ``<x>.redis`` (``svc.redis.hget``) or off a name bound to one (``r = svc.redis``
-    ... ``r.hmget``).  Handing the client to the read side (``views.player(svc.redis,
-    ...)``) or to an adapter is what HTTP code may do."""
+    off ``<x>.redis`` (``svc.redis.hget``; likewise ``.queue_redis`` and a queue's
+    ``.connection``) or off a name or attribute bound to one (``r = svc.redis`` ...
+    ``r.hmget``; ``self.r = queue.connection`` ... ``self.r.eval``).  Handing the client
+    to the read side (``views.player(svc.redis, ...)``) or to an adapter is what HTTP
+    code and the workers may do."""
     tree = ast.parse(source)
     clients = {
-        target.id
+        ast.unparse(target)
         for node in ast.walk(tree)
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) and node.value.attr == "redis"
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr in CLIENT_ATTRIBUTES
         for target in node.targets
-        if isinstance(target, ast.Name)
+        if isinstance(target, ast.Name | ast.Attribute)
     }
     return [
         f"{ast.unparse(node)}:{node.lineno}"
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute)
         and (
-            (isinstance(node.value, ast.Attribute) and node.value.attr == "redis")
-            or (isinstance(node.value, ast.Name) and node.value.id in clients)
+            (isinstance(node.value, ast.Attribute) and node.value.attr in CLIENT_ATTRIBUTES)
+            or (isinstance(node.value, ast.Name | ast.Attribute) and ast.unparse(node.value) in clients)
         )
     ]
 
@@ -234,6 +244,47 @@ def test_the_redis_command_checker_sees_commands() -> None:
     assert redis_commands_in("r = svc.redis\nvalues = r.hmget(key, names)") == ["r.hmget:2"]
     assert redis_commands_in("services().redis.ping()") == ["services().redis.ping:1"]
     assert redis_commands_in("views.player(svc.redis, handle)\nr = svc.redis\nviews.turns_now(r, h)") == []
+    assert redis_commands_in("self.r = queue.connection\nself.r.eval(s, 0)") == ["self.r.eval:2"]
+    assert redis_commands_in("ctx.queue_redis.delete(k)") == ["ctx.queue_redis.delete:1"]
+    assert redis_commands_in("Queue(name, connection=job.connection)") == []
+
+
+def redis_module_uses(source: str) -> list[str]:
+    """What ``source`` reads off the ``redis`` package other than its exception types
+    (``redis.ConnectionError``...): a client's type (``r: redis.Redis``), a client, a
+    script.  A module that holds no client and names none sends no Redis command."""
+    tree = ast.parse(source)
+    found = [
+        f"redis.{node.attr}:{node.lineno}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "redis"
+        and not node.attr.endswith("Error")
+    ]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "redis":
+            found += [f"{node.module}.{a.name}:{node.lineno}" for a in node.names if not a.name.endswith("Error")]
+    return found
+
+
+def test_the_redis_module_checker_sees_clients() -> None:
+    assert redis_module_uses("import redis\ndef f(r: redis.Redis) -> None: ...") == ["redis.Redis:2"]
+    assert redis_module_uses("from redis import Redis") == ["redis.Redis:1"]
+    retried = "import redis\ntry:\n    f()\nexcept (redis.ConnectionError, redis.TimeoutError):\n    pass"
+    assert redis_module_uses(retried) == []
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if _under(m, "workers")))
+def test_no_worker_module_sends_redis_commands(name: str) -> None:
+    """A worker's job hands the components' clients to the projections, the read side
+    (``service.views``) or an adapter (``service/adapters``: the house bots' pending
+    marks and fair line, the announcements' pub/sub), which send the commands; of
+    ``redis`` it names only the errors it retries on.  RQ's own use of its connection
+    (a ``Queue``, a worker) is RQ's."""
+    source = MODULES[name].read_text(encoding="utf-8")
+    found = redis_commands_in(source) + redis_module_uses(source)
+    assert not found, f"send them through service.views or an adapter (service/adapters): {found}"
 
 
 @pytest.mark.parametrize("name", sorted(m for m in MODULES if _under(m, "service.http")))
@@ -359,6 +410,7 @@ def test_the_construction_checker_sees_the_constructions() -> None:
     assert any(c.startswith("redis_roles.connect") for c in _constructions(MODULES["service.bootstrap"]))
     # Every adapter and use case, found on the source (and no exception, no value record).
     assert {"AccountStore", "HouseBots", "StreamSlots", "KeptAudits", "RateLimits", "EventStore"} <= set(COMPONENTS)
+    assert {"PendingTurns", "FairLine", "PubSubOpener"} <= set(COMPONENTS) and {"PendingTurns", "FairLine"} <= built
     assert set(COMPONENTS) >= SERVICE_OBJECTS
     assert not {"StoreUnavailable", "SlotsFull", "HouseBot", "TournamentRecord"} & set(COMPONENTS)
     assert _constructions(MODULES["service.adapters.announcements"], "service.adapters.announcements") == []
