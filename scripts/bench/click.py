@@ -247,6 +247,12 @@ class Person:
     def play(self, keep_going: Callable[[], bool]) -> None:
         """Click while ``keep_going()`` and the game runs, then read the samples from the
         page's record (:meth:`_samples`)."""
+        from selenium.common.exceptions import (
+            ElementClickInterceptedException,
+            ElementNotInteractableException,
+            StaleElementReferenceException,
+        )
+
         # (the index of the click's post in the page's record, the move's version)
         clicked: list[tuple[int, int]] = []
         while keep_going():
@@ -265,7 +271,10 @@ class Person:
                 self.no_controls = True
                 break
             posts = len(self._probe()["posts"])
-            self.rng.choice(buttons).click()
+            try:
+                self.rng.choice(buttons).click()
+            except (StaleElementReferenceException, ElementNotInteractableException, ElementClickInterceptedException):
+                continue  # the panel was drawn again between finding the button and the click
 
             def answered(n: int = posts) -> Any:
                 p = self._probe()["posts"]
