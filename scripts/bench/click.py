@@ -76,6 +76,8 @@ FLAGS = [
 ]
 #: The parts of a click's time to the move shown (:meth:`Person._samples`).
 PARTS = ("script", "post", "post_server", "to_board", "board", "board_server", "draw")
+#: The parts of the bot's reply (from the move's 201 to the reply shown).
+REPLY_PARTS = ("reply_line", "reply_board", "reply_draw")
 #: Seconds to wait for the page to show a move or a reply before the sample is counted lost.
 PATIENCE = 10.0
 
@@ -188,8 +190,8 @@ class Person:
         #: From the click to the bot's reply shown (a reply drawn with the move counts 0 above).
         self.click_to_reply: list[float] = []
         self.replies_with_move = 0
-        #: Where each move's time went (:meth:`_samples`), ms.
-        self.parts: dict[str, list[float]] = {k: [] for k in PARTS}
+        #: Where each move's and reply's time went (:meth:`_samples`), ms.
+        self.parts: dict[str, list[float]] = {k: [] for k in (*PARTS, *REPLY_PARTS)}
         self.lost = 0
         self.no_controls = False
         self.rng = random.Random(7)
@@ -313,7 +315,10 @@ class Person:
         sent to its answer's first byte), the wait from the ``201`` to the start of the
         board's ``GET`` that drew the move (``to_board``: the page's own after the ``201``,
         or the stream's), that ``GET`` (``board``, ``board_server``), and from its last
-        byte to the frame (``draw``)."""
+        byte to the frame (``draw``).  The reply's, where it was drawn apart from the move:
+        from the ``201`` to the start of the board's ``GET`` that drew it (``reply_line``:
+        the bot's turn heard, its job, its intent and both projections, until the stream's
+        line reached the page), that ``GET`` (``reply_board``) and the draw (``reply_draw``)."""
         probe = self._probe()
         posts, shown = probe["posts"], probe["shown"]
         timing = self._js(TIMING)
@@ -329,6 +334,13 @@ class Person:
                 self.replies.append(reply[2] - post["answered"])
                 self.click_to_reply.append(reply[2] - post["click"])
                 self.replies_with_move += reply is seen
+                got = next((t for t in reversed(boards) if t["end"] <= reply[1] + 0.5), None)
+                if reply is not seen and got is not None and got["start"] >= post["answered"]:
+                    # The stream's line asked for this board: the bot's turn, its intent and
+                    # the projections until the line reached the page, then the GET and the draw.
+                    self.parts["reply_line"].append(got["start"] - post["answered"])
+                    self.parts["reply_board"].append(got["end"] - got["start"])
+                    self.parts["reply_draw"].append(reply[2] - got["end"])
             rt = next((t for t in timing if t["name"].endswith("/intents") and abs(t["start"] - start) < 5), None)
             # The board that drew the move: the last GET to finish before its DOM changed.
             board = next((t for t in reversed(boards) if t["end"] <= seen[1] + 0.5), None)
