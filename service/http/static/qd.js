@@ -530,7 +530,6 @@
     fetchAs,
     credential,
     refreshBoard: (version) => refreshBoard(gameIdOfPage(), version, null),
-    appendLog: () => appendLog(gameIdOfPage(), null),
     refreshMain,
   };
 
