@@ -133,10 +133,10 @@ if (!window.__qd) {
 }
 """
 
-#: The Resource Timing of the intents' POSTs and the live boards' GETs (ms, the page's clock).
+#: The Resource Timing of the intents' POSTs and the live boards' and log's GETs (ms, the page's clock).
 TIMING = """
 return performance.getEntriesByType('resource')
-  .filter((e) => /\\/intents$|\\/board\\?min_version=/.test(e.name))
+  .filter((e) => /\\/intents$|\\/board\\?min_version=|\\/log\\?after=/.test(e.name))
   .map((e) => ({ name: e.name, start: e.startTime, request: e.requestStart,
                  response: e.responseStart, end: e.responseEnd }));
 """
@@ -190,6 +190,8 @@ class Person:
         #: From the click to the bot's reply shown (a reply drawn with the move counts 0 above).
         self.click_to_reply: list[float] = []
         self.replies_with_move = 0
+        #: The board and log requests the page made, a click.
+        self.requests: dict[str, float] = {}
         #: Where each move's and reply's time went (:meth:`_samples`), ms.
         self.parts: dict[str, list[float]] = {k: [] for k in (*PARTS, *REPLY_PARTS)}
         self.lost = 0
@@ -323,6 +325,12 @@ class Person:
         posts, shown = probe["posts"], probe["shown"]
         timing = self._js(TIMING)
         boards = sorted((t for t in timing if "/board?" in t["name"]), key=lambda t: t["end"])
+        # The page's requests a move (each move is followed by the bot's reply or the next move).
+        if clicked:
+            self.requests = {
+                kind: round(sum(1 for t in timing if part in t["name"]) / len(clicked), 2)
+                for kind, part in (("boards", "/board?"), ("logs", "/log?"))
+            }
         for n, mine in clicked:
             post = posts[n]
             start = post["start"]
@@ -423,6 +431,7 @@ def run(env: BenchEnv, res: Results, svc: GameService, ctx: Any, seconds: float,
         "click_to_reply_p50_ms": percentile(person.click_to_reply, 50) if person.click_to_reply else None,
         "click_to_reply_p95_ms": percentile(person.click_to_reply, 95) if person.click_to_reply else None,
         "replies_with_move": person.replies_with_move,
+        "requests_a_click": person.requests,
         "parts_ms": parts,
         "followers": FOLLOWERS,
         "clients": CLIENTS,
