@@ -47,9 +47,9 @@ FIGURES: dict[str, tuple[str, str]] = {
     "followers_delivery_p99_ms": ("ms", "projection commit -> read by a follower, p99"),
     "healthz_p99_ms_with_followers": ("ms", "/healthz p99 while 2,000 followers and 16 intent clients run"),
     "api_intents_16_with_followers": ("intents/s", "api_intents_16 while 2,000 followers follow the games"),
-    "click_move_p50_ms": ("ms", "a person's click -> the page shows the move, p50 (browser, 2,000 followers)"),
+    "click_move_p50_ms": ("ms", "a person's click -> the page shows the move, p50 (browser, followers)"),
     "click_move_p95_ms": ("ms", "the same, p95"),
-    "click_reply_p50_ms": ("ms", "the move shown -> the level-1 house bot's reply shown, p50"),
+    "click_reply_p50_ms": ("ms", "the move's 201 -> the level-1 house bot's reply shown, p50"),
     "click_reply_p95_ms": ("ms", "the same, p95 (the bot's 10 ms budget included)"),
     "followers_ratio_bound": (
         "ratio",

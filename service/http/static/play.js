@@ -300,8 +300,9 @@
       state.choice = { group: null, path: [], target: null };
       say(`Done: ${text}.`);
       state.inflight = false;
+      // The log is the stream's to bring (its line for this version asks for it): asking here
+      // too made the server read and draw each move's log entries twice.
       await p.refreshBoard(answer.version).catch(() => false);
-      p.appendLog().catch(() => {}); // the stream brings the log too
     } else if (resp.status === 409) {
       const current = (error.details && error.details.current_version) || state.data.version + 1;
       say(`${error.message || "Someone moved first."} The board is up to date again.`);

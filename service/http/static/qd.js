@@ -159,10 +159,25 @@
   };
 
   /** The live board at ``version`` or newer; a board older than the one shown is dropped (the
-   *  stream and a posted move may both ask for one, and answers can cross). */
-  const refreshBoard = async (gid, version, signal) => {
+   *  stream and a posted move may both ask for one, and answers can cross).  A move posted asks
+   *  for its board at once, and the stream's line for the same version comes while that request
+   *  waits for the move's projection: the line's call shares it rather than having the server
+   *  draw the same board twice. */
+  let boardWanted = null; // the request in flight: { version, signal, done }
+  const refreshBoard = (gid, version, signal) => {
     const current = document.getElementById("board-body");
-    if (current && Number(current.dataset.version) >= version) return true; // already shown
+    if (current && Number(current.dataset.version) >= version) return Promise.resolve(true); // already shown
+    if (boardWanted && boardWanted.version >= version && !(boardWanted.signal && boardWanted.signal.aborted)) {
+      return boardWanted.done;
+    }
+    const wanted = { version, signal, done: fetchBoard(gid, version, signal) };
+    boardWanted = wanted;
+    const clear = () => { if (boardWanted === wanted) boardWanted = null; };
+    wanted.done.then(clear, clear);
+    return wanted.done;
+  };
+
+  const fetchBoard = async (gid, version, signal) => {
     const resp = await fetchAs(withQuery(`/games/${gid}/board`, { min_version: version }), { signal });
     if (!resp.ok) return false;
     const html = await resp.text();
@@ -515,7 +530,6 @@
     fetchAs,
     credential,
     refreshBoard: (version) => refreshBoard(gameIdOfPage(), version, null),
-    appendLog: () => appendLog(gameIdOfPage(), null),
     refreshMain,
   };
 
