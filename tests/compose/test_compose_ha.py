@@ -174,11 +174,12 @@ def test_every_service_is_healthy_on_loopback_ports(stack: HaStack) -> None:
 
 def test_patroni_runs_a_leader_and_two_streaming_standbys_one_synchronous(stack: HaStack, shared: dict) -> None:
     """docs/RELIABILITY.md "Failover": one leader, two standbys streaming from it, one of them
-    synchronous (`synchronous_mode: true`, one synchronous standby); the service's processes
+    synchronous (`synchronous_mode: true`, strict, one synchronous standby); the service's processes
     are on the multi-host URL that names the three nodes."""
     c = wait_for("a leader, a sync standby and a replica, streaming", lambda: healthy_cluster(stack, 3), 120)
     config = stack.node_call(c["leader"], "/config")
     assert config["synchronous_mode"] is True and config["synchronous_node_count"] == 1, config
+    assert config["synchronous_mode_strict"] is True, config
     for service in ("api", "worker", "bots", "analysis"):
         env = run(["docker", "inspect", "--format", "{{json .Config.Env}}", stack.container(service)])
         url = re.search(r"DATABASE_URL=([^\"]+)", env)

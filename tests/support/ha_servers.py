@@ -148,7 +148,9 @@ class Node:
                     "maximum_lag_on_failover": 16 * 1024 * 1024,
                     # A commit is acknowledged once one standby has flushed it, and
                     # only that standby may be promoted: no acknowledged commit is lost.
+                    # Strict: a primary with no synchronous standby holds its commits.
                     "synchronous_mode": True,
+                    "synchronous_mode_strict": True,
                     "synchronous_node_count": 1,
                     "postgresql": {
                         "use_pg_rewind": True,
