@@ -42,10 +42,11 @@ def play_together(people: list[Browser], seed: int, timeout: float = 1200.0) -> 
             len(p.driver.execute_script("return document.querySelectorAll(arguments[0])", CONTROLS)) for p in people
         ]
         if not any(offered):
-            time.sleep(0.2)
+            time.sleep(0.05)
             continue
         person = [p for p, n in zip(people, offered, strict=True) if n][turn % sum(1 for n in offered if n)]
-        play_randomly(person.driver, seed + turn, budget=30, timeout=2.0)
+        # Its turn over (nothing offered for a moment), the next page plays.
+        play_randomly(person.driver, seed + turn, budget=30, timeout=2.0, idle=0.3)
         turn += 1
     for p in people:
         wait_for(lambda p=p: p.driver.find_element(*by("[data-role=result]")), 30, "the result")
