@@ -74,9 +74,9 @@ WHOLE_GAME_SECONDS = 600
 #: the level-1 bot can run for thousands of events.  This person rarely rearranges the board
 #: (1/20), likes to hold gems and to widen the warehouse (3, so sales come in bulk), and
 #: takes the sub upgrade that collects one more gem (3, against 0.3 for leaving it).  Played
-#: offline against the level-1 bot (the page's panel and board modelled, 30 game seeds), that
-#: halved the game (events: median 1187, at most 1614, against 2255 and 4449 for even clicks)
-#: and bounded it (clicks: median 428, at most 562; even clicks: 621 and 1392).
+#: offline against the level-1 bot (``python -m scripts.click_model``: the page's panel and board
+#: modelled, 30 game seeds), that halved the game (events: median 1087, at most 1638, against 2172
+#: and 3676 for even clicks) and bounded it (clicks: median 413, at most 624; even: 643 and 1124).
 CLICK_WEIGHTS: dict[str, dict[str, float]] = {
     "nautilus-industries": {
         "switch_gem_from": 0.05,
@@ -90,7 +90,8 @@ CLICK_WEIGHTS: dict[str, dict[str, float]] = {
         "decline_upgrade": 0.3,
     }
 }
-#: Clicks after which a game that has not ended fails the test (NI: 1.6 times the most seen offline).
+#: Clicks after which a game that has not ended fails the test (NI: about 1.5 times the most seen
+#: offline).
 CLICK_BUDGET = {"nauticus": 3000, "nautilus-industries": 900, "waters-of-nereus": 3000}
 
 
