@@ -3,7 +3,7 @@ at random (with a seed) among the controls the page offers — the actions
 panel's buttons (``#actions button[data-intent]``, ``button[data-choice]``)
 and the board's playable elements (``#board .playable[data-target]``) — until
 the game ends or a step budget runs out, each control as likely as the next or,
-with ``weights``, weighted by its kind (``control_kind``).  The tests of the game
+with ``weights``, weighted by its kind.  The tests of the game
 page and of the lobby use it (``play_randomly``)."""
 
 from __future__ import annotations
