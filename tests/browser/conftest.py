@@ -113,7 +113,10 @@ def chromium_driver(chromium: tuple[str, str]) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def driver(chromium: tuple[str, str]) -> Iterator[Any]:
+def driver(chromium: tuple[str, str], site: str) -> Iterator[Any]:
+    """The module's browser.  It asks for ``site`` so that it starts after the site and closes
+    before it: a server told to stop waits for its open connections (a game page's stream, the
+    browser's idle ones) up to its graceful timeout."""
     with chromium_driver(chromium) as drv:
         yield drv
 

@@ -58,8 +58,9 @@ def play_together(people: list[Browser], seed: int, timeout: float = 1200.0) -> 
 
 
 @pytest.fixture(scope="module")
-def other_driver(chromium: tuple[str, str]) -> Iterator[Any]:
-    """A second browser (its own profile: its own storage), for a second person."""
+def other_driver(chromium: tuple[str, str], site: str) -> Iterator[Any]:
+    """A second browser (its own profile: its own storage), for a second person; closed before
+    the site stops, as ``driver``."""
     with chromium_driver(chromium) as drv:
         yield drv
 
