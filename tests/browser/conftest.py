@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 from support import serving
+from support.play_pages import resign_running, sign_up
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -111,7 +113,10 @@ def chromium_driver(chromium: tuple[str, str]) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def driver(chromium: tuple[str, str]) -> Iterator[Any]:
+def driver(chromium: tuple[str, str], site: str) -> Iterator[Any]:
+    """The module's browser.  It asks for ``site`` so that it starts after the site and closes
+    before it: a server told to stop waits for its open connections (a game page's stream, the
+    browser's idle ones) up to its graceful timeout."""
     with chromium_driver(chromium) as drv:
         yield drv
 
@@ -130,3 +135,21 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where screenshots go: ``$QD_SCREENSHOTS`` (``make screenshots``: docs/img), else a temporary folder."""
     target = os.environ.get("QD_SCREENSHOTS")
     return Path(target) if target else tmp_path_factory.mktemp("screenshots")
+
+
+_PEOPLE: dict[str, dict[str, str]] = {}
+
+
+@pytest.fixture
+def person(browser: Browser, site: str) -> Iterator[dict[str, str]]:
+    """A person signed up in the page (``support.play_pages``), once for each site: a module's
+    (the key stays in the module's browser tab).  After each test the person resigns what is
+    still running, as a person leaving a game does: an account holds only a few running games
+    with house bots (docs/BOTS.md, "What bots cost")."""
+    if site not in _PEOPLE:
+        handle = f"pat{uuid.uuid4().hex[:8]}"
+        key = sign_up(browser, handle)
+        assert key.startswith("qd")
+        _PEOPLE[site] = {"handle": handle, "key": key}
+    yield _PEOPLE[site]
+    resign_running(site, _PEOPLE[site])

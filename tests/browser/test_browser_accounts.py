@@ -17,6 +17,7 @@ from conftest import Browser, chromium_driver
 from support.browser import by, no_sideways_scroll, wait_for
 from support.live import live_service
 from support.play_helpers import CONTROLS, play_randomly
+from support.play_pages import CONFLICT_LINE
 
 from service.games import registry
 
@@ -34,6 +35,10 @@ def play_together(people: list[Browser], seed: int, timeout: float = 1200.0) -> 
     every page shows the result (the others' moves reach each page by its stream)."""
     deadline = time.monotonic() + timeout
     turn = 0
+    # A click can race the stream (the board moved between the click and the post): the page
+    # answers that 409 by bringing the board up to date, and Chromium logs the refused request.
+    for p in people:
+        p.expected.append(CONFLICT_LINE)
     while True:
         if all(p.driver.find_elements(*by("#game[data-status=finished]")) for p in people):
             break
@@ -42,18 +47,20 @@ def play_together(people: list[Browser], seed: int, timeout: float = 1200.0) -> 
             len(p.driver.execute_script("return document.querySelectorAll(arguments[0])", CONTROLS)) for p in people
         ]
         if not any(offered):
-            time.sleep(0.2)
+            time.sleep(0.05)
             continue
         person = [p for p, n in zip(people, offered, strict=True) if n][turn % sum(1 for n in offered if n)]
-        play_randomly(person.driver, seed + turn, budget=30, timeout=2.0)
+        # Its turn over (nothing offered for a moment), the next page plays.
+        play_randomly(person.driver, seed + turn, budget=30, timeout=2.0, idle=0.3)
         turn += 1
     for p in people:
         wait_for(lambda p=p: p.driver.find_element(*by("[data-role=result]")), 30, "the result")
 
 
 @pytest.fixture(scope="module")
-def other_driver(chromium: tuple[str, str]) -> Iterator[Any]:
-    """A second browser (its own profile: its own storage), for a second person."""
+def other_driver(chromium: tuple[str, str], site: str) -> Iterator[Any]:
+    """A second browser (its own profile: its own storage), for a second person; closed before
+    the site stops, as ``driver``."""
     with chromium_driver(chromium) as drv:
         yield drv
 

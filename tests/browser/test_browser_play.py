@@ -1,19 +1,19 @@
 """Playing on the game page in a real browser (docs/API.md "Pages, for people"):
 a person signs up in the page and, with the key never typed again, plays
 against a level-1 house bot by clicking only (at random, with a seed, among the
-controls the page offers: ``play_helpers``) a whole game of Nauticus and of
-Waters of Nereus, seeing the result, and a long stretch of Nautilus Industries;
-the same seat in two tabs; a refused move's message; a Nauticus turn with the
-keyboard alone; the game page at 360 px.  The service runs as
-``make run`` serves it (gunicorn, the projection worker, ``make bots`` and the
-bot worker), so the bots' moves arrive by themselves, through the seat's stream.
-Screenshots of a game being played go to docs/img/ with ``make screenshots``."""
+controls the page offers: ``support.play_pages``) a whole game of Nauticus and of
+Waters of Nereus, seeing the result (Nautilus Industries:
+test_browser_play_nautilus_industries.py); the same seat in two tabs; a refused
+move's message; a Nauticus turn with the keyboard alone; the game page at 360 px.
+The service runs as ``make run`` serves it (gunicorn, the projection worker,
+``make bots`` and the bot worker), so the bots' moves arrive by themselves,
+through the seat's stream.  Screenshots of a game being played go to docs/img/
+with ``make screenshots``."""
 
 from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,15 +21,14 @@ import pytest
 import requests
 from support.browser import DESKTOP, by, no_sideways_scroll, wait_for
 from support.live import live_service
-from support.play_helpers import play_randomly
-
-#: What Chromium logs for an intent the server answered 409 (the page shows the new board).
-CONFLICT_LINE = "/intents - Failed to load resource: the server responded with a status of 409"
-#: ... and for an intent the rules refused (the page shows the refusal's message).
-REFUSED_LINE = "/intents - Failed to load resource: the server responded with a status of 422"
-
-#: Seeds of the random clicks, one per game.
-SEEDS = {"nauticus": 45, "nautilus-industries": 7, "waters-of-nereus": 3}
+from support.play_pages import (
+    CONFLICT_LINE,
+    REFUSED_LINE,
+    WHOLE_GAME_SECONDS,
+    play_a_whole_game,
+    play_bot,
+    seat_page,
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,111 +38,15 @@ def site(settings) -> Iterator[str]:
         yield url
 
 
-def _sign_up(browser, handle: str) -> str:
-    """Sign up on the account page; the key shown once (the browser keeps it for this tab)."""
-    d = browser.driver
-    browser.open("/account")
-    form = wait_for(lambda: d.find_element(*by("form[data-action=sign-up]")), message="the sign-up form")
-    form.find_element(*by("input[name=handle]")).send_keys(handle)
-    form.find_element(*by("button[type=submit]")).click()
-    return wait_for(lambda: d.find_element(*by("[data-role=new-key]")).text.strip(), message="the new key")
-
-
-def _play_bot(browser, game: str) -> str:
-    """The home page's "Play bots" form, level 1: the game's page opens; its id."""
-    d = browser.driver
-    browser.open("/")
-    form = wait_for(lambda: d.find_element(*by("form[data-action=play-bot]")), message="the play-bot form")
-    form.find_element(*by(f"select[name=game] option[value='{game}']")).click()
-    for level in form.find_elements(*by("select[name=level]")):
-        if level.is_displayed():
-            level.find_element(*by("option[value='1']")).click()
-    form.find_element(*by("button[type=submit]")).click()
-    wait_for(lambda: "/games/" in d.current_url, 20, "the game's page")
-    return d.current_url.split("/games/")[1].split("?")[0].split("#")[0]
-
-
-def _seat_page(browser) -> None:
-    """Wait until the page shows the viewer's seat (the script fetched it again with the key)."""
-    d = browser.driver
-    wait_for(lambda: d.find_element(*by("#actions")), 20, "the actions panel")
-    wait_for(lambda: d.find_element(*by("#play-data")), 20, "the seat's board")
-
-
-_PEOPLE: dict[str, dict[str, str]] = {}
-
-
-@pytest.fixture
-def person(browser, site) -> Iterator[dict[str, str]]:
-    """A person signed up in the page, once for the module (the key stays in the browser's tab).
-    After each test the person resigns what is still running, as a person leaving a game does:
-    an account holds only a few running games with house bots (docs/BOTS.md, "What bots cost")."""
-    if site not in _PEOPLE:
-        handle = f"pat{uuid.uuid4().hex[:8]}"
-        key = _sign_up(browser, handle)
-        assert key.startswith("qd")
-        _PEOPLE[site] = {"handle": handle, "key": key}
-    yield _PEOPLE[site]
-    _resign_running(site, _PEOPLE[site])
-
-
-def _resign_running(site: str, person: dict[str, str]) -> None:
-    headers = {"Authorization": f"Bearer {person['key']}"}
-    listed = requests.get(f"{site}/v1/games", params={"player": person["handle"], "status": "active"}, timeout=10)
-    for game in listed.json()["games"]:
-        answer = requests.post(
-            f"{site}/v1/games/{game['id']}/intents", json={"intent": {"type": "resign"}}, headers=headers, timeout=10
-        )
-        assert answer.status_code in (201, 409, 422), answer.text  # 409/422: it ended meanwhile
-
-
-#: Seconds a whole game may take (each of the person's moves waits for its projection, then for
-#: the bot's).
-WHOLE_GAME_SECONDS = 600
-#: The games played to their end.  A Nautilus Industries game against the level-1 bot can last
-#: for thousands of events (its stock markers stall below the last space when nobody sells three
-#: gems of a colour at once), so that game is played for a stretch instead (below).
+#: The games played to their end in this file (Nautilus Industries, the longest, has a file of its
+#: own, test_browser_play_nautilus_industries.py, so the suite's workers share the load).
 WHOLE_GAMES = ["nauticus", "waters-of-nereus"]
 
 
 @pytest.mark.timeout(WHOLE_GAME_SECONDS + 120)
 @pytest.mark.parametrize("game", WHOLE_GAMES)
 def test_a_person_plays_a_whole_game_against_a_house_bot_by_clicking(browser, person, game):
-    d = browser.driver
-    # A click can race the stream (the board moved between the click and the post): the page
-    # answers that 409 by bringing the board up to date, and Chromium logs the refused request.
-    browser.expected.append(CONFLICT_LINE)
-    gid = _play_bot(browser, game)
-    _seat_page(browser)
-    assert person["key"] not in d.current_url
-    assert person["handle"] in d.find_element(*by("#viewer-name")).text
-    assert d.find_element(*by("#game")).get_attribute("data-status") == "active"
-    done = play_randomly(d, SEEDS[game], budget=6000, timeout=WHOLE_GAME_SECONDS)
-    assert done.finished, f"the game did not end in {done.clicks} clicks ({done.seconds:.0f} s)"
-    assert done.intents > 0
-    result = d.find_element(*by("[data-role=result]"))
-    assert person["handle"] in result.text and "Result" in result.text
-    assert d.find_element(*by("#game")).get_attribute("data-status") == "finished"
-    assert not d.find_elements(*by("#actions button[data-intent]"))
-    print(f"{game}: {done.clicks} clicks ({done.intents} moves, {done.board} on the board) in {done.seconds:.1f} s")
-    answer = requests.get(f"{browser.base}/v1/games/{gid}", timeout=10).json()
-    assert answer["status"] == "finished"
-
-
-def test_a_person_plays_nautilus_industries_by_clicking_for_a_stretch(browser, person):
-    d = browser.driver
-    browser.expected.append(CONFLICT_LINE)
-    gid = _play_bot(browser, "nautilus-industries")
-    _seat_page(browser)
-    start = int(d.find_element(*by("#board-body")).get_attribute("data-version"))
-    done = play_randomly(d, SEEDS["nautilus-industries"], budget=120, timeout=300)
-    assert done.intents >= 20, done
-    # The bot answered each time: the person is to act again (or the game is over), on a newer board.
-    wait_for(lambda: d.find_elements(*by("[data-role=your-turn], [data-role=result]")), 30, "the person's turn again")
-    assert int(d.find_element(*by("#board-body")).get_attribute("data-version")) > start + done.intents
-    assert d.find_element(*by("h1")).text == "Nautilus Industries"
-    assert gid in d.current_url
-    print(f"nautilus-industries: {done.clicks} clicks ({done.intents} moves) in {done.seconds:.1f} s")
+    play_a_whole_game(browser, person, game)
 
 
 def _post(base: str, gid: str, key: str, intent: dict[str, Any], version: int | None = None) -> requests.Response:
@@ -184,8 +87,8 @@ def test_two_tabs_of_one_seat_one_move_wins_and_the_other_shows_the_new_board(br
     d = browser.driver
     # The tab cut off the network logs its failed requests; the 409 is the answer looked for.
     browser.expected += [CONFLICT_LINE, "net::ERR_INTERNET_DISCONNECTED"]
-    gid = _play_bot(browser, "nautilus-industries")
-    _seat_page(browser)
+    gid = play_bot(browser, "nautilus-industries")
+    seat_page(browser)
     _wait_my_turn(browser)
     # The panel and the highlighted board as a person first sees them (the README's picture).
     browser.screenshot(shots / "play-actions.png", DESKTOP)
@@ -200,7 +103,7 @@ def test_two_tabs_of_one_seat_one_move_wins_and_the_other_shows_the_new_board(br
     form.find_element(*by("button[type=submit]")).click()
     wait_for(lambda: d.execute_script("return sessionStorage.getItem('qd-key') || localStorage.getItem('qd-key')"))
     browser.open(f"/games/{gid}")
-    _seat_page(browser)
+    seat_page(browser)
     _wait_my_turn(browser)
     assert int(d.find_element(*by("#play-data")).get_attribute("data-version")) == version
     # The first tab is away for a moment (its stream too), so it still shows the old board ...
@@ -235,8 +138,8 @@ def test_two_tabs_of_one_seat_one_move_wins_and_the_other_shows_the_new_board(br
 def test_an_illegal_move_shows_the_rules_message(browser, person):
     d = browser.driver
     browser.expected.append(REFUSED_LINE)
-    gid = _play_bot(browser, "nauticus")
-    _seat_page(browser)
+    gid = play_bot(browser, "nauticus")
+    seat_page(browser)
     _wait_my_turn(browser)
     # A move the rules refuse (a ship that does not exist), clicked as the panel's buttons are.
     d.execute_script(
@@ -263,8 +166,8 @@ def test_a_nauticus_turn_with_the_keyboard_alone_and_the_page_at_360px(browser, 
     from selenium.webdriver.common.keys import Keys
 
     d = browser.driver
-    gid = _play_bot(browser, "nauticus")
-    _seat_page(browser)
+    gid = play_bot(browser, "nauticus")
+    seat_page(browser)
     _wait_my_turn(browser)
     board = d.find_element(*by("#board"))
     assert board.find_elements(*by(".playable[data-target][tabindex='0'][aria-label]")), "nothing playable on the board"
