@@ -17,7 +17,7 @@ from conftest import Browser, chromium_driver
 from support.browser import by, no_sideways_scroll, wait_for
 from support.live import live_service
 from support.play_helpers import CONTROLS, play_randomly
-from support.play_pages import CONFLICT_LINE
+from support.play_pages import CONFLICT_LINE, sign_up
 
 from service.games import registry
 
@@ -93,21 +93,6 @@ def stored(b: Browser) -> dict[str, Any]:
         "return {tab: sessionStorage.getItem('qd-key'), device: localStorage.getItem('qd-key'),"
         " cookie: document.cookie, url: location.href}"
     )
-
-
-def sign_up(b: Browser, handle: str, remember: bool = False) -> str:
-    """Sign up in the page (as a new person: whoever this tab had signed in is forgotten);
-    the key as the page shows it."""
-    d = b.driver
-    b.open("/account")
-    d.execute_script("sessionStorage.clear(); localStorage.clear();")
-    b.open("/account")
-    form = wait_for(lambda: d.find_element(*by("form[data-action=sign-up]")), message="the sign-up form")
-    form.find_element(*by("input[name=handle]")).send_keys(handle)
-    if remember:
-        form.find_element(*by("input[name=remember]")).click()
-    form.find_element(*by("button[type=submit]")).click()
-    return wait_for(lambda: d.find_element(*by("[data-role=new-key]")).text.strip(), message="the new key")
 
 
 def sign_in(b: Browser, key: str) -> None:

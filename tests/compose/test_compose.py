@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from support.compose_stack import HERE, Api, Stack, image_ids, log, run
+from support.compose_stack import HERE, Api, Stack, assert_loopback_only, image_ids, log, run
 
 pytestmark = pytest.mark.timeout(1800)
 
@@ -87,10 +87,7 @@ def test_every_service_is_healthy_from_the_dockerfile(stack: Stack) -> None:
         image = run(["docker", "inspect", "--format", "{{.Config.Image}}", stack.container(service)]).strip()
         assert image == stack.image
     assert stack.leftovers()["networks"] == []
-    listening = run(["ss", "-ltnH"], check=False)
-    for port in (stack.api_port, stack.pg_port, stack.redis_port):
-        found = {m.group(1) for m in re.finditer(rf"\s(\S+):{port}\s", listening)}
-        assert found == {"127.0.0.1"}, f"port {port} listens on {found}"
+    assert_loopback_only(stack.api_port, stack.pg_port, stack.redis_port)
     log(f"healthy: {', '.join(stack.services)}; listening on 127.0.0.1 only; no network created")
 
 
@@ -228,14 +225,7 @@ def test_restarting_the_worker_service_loses_nothing(stack: Stack, shared: dict)
 def play_one_intent(api: Api, shared: dict) -> None:
     """One intent in the casual game by its seat token, then read back through the worker."""
     made, version = shared["casual"], shared["casual_version"]
-    g = api.game(made["id"], version)
-    token = made["seats"][g["to_act"][0]]["token"]
-    legal = api.call("GET", f"/v1/games/{made['id']}/legal?min_version={version}", token)
-    version = api.call(
-        "POST", f"/v1/games/{made['id']}/intents", token,
-        headers={"Idempotency-Key": f"casual-{version}"},
-        json={"intent": legal["intents"][0], "expected_version": legal["version"]}, expect=201,
-    )["version"]  # fmt: skip
+    version = api.play_first_legal(made, version, f"casual-{version}")
     assert api.game(made["id"], version)["version"] == version
     shared["casual_version"] = version
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from support.compose_stack import Api, HaStack, image_ids, log, run
+from support.compose_stack import Api, HaStack, assert_loopback_only, image_ids, log, run
 
 pytestmark = pytest.mark.timeout(1800)
 
@@ -134,16 +134,9 @@ def healthy_cluster(stack: HaStack, members: int, via: tuple[str, ...] = NODES) 
 
 def play_one_intent(api: Api, game: dict, version: int) -> int:
     """One intent of the game, by the seat to act, with an Idempotency-Key; its new version."""
-    g = api.game(game["id"], version)
-    token = game["seats"][g["to_act"][0]]["token"]
-    legal = api.call("GET", f"/v1/games/{game['id']}/legal?min_version={version}", token)
-    answer = api.call(
-        "POST", f"/v1/games/{game['id']}/intents", token,
-        headers={"Idempotency-Key": f"{game['id']}-{version}"},
-        json={"intent": legal["intents"][0], "expected_version": legal["version"]}, expect=201,
-    )  # fmt: skip
-    assert answer["version"] > version
-    return answer["version"]
+    new = api.play_first_legal(game, version, f"{game['id']}-{version}")
+    assert new > version
+    return new
 
 
 def test_every_service_is_healthy_on_loopback_ports(stack: HaStack) -> None:
@@ -165,10 +158,7 @@ def test_every_service_is_healthy_on_loopback_ports(stack: HaStack) -> None:
         service: run(["docker", "port", stack.container(service)], check=False).split() for service in stack.services
     }
     assert {s for s, p in published.items() if p} == {"api", "postgres", "redis"}, published
-    listening = run(["ss", "-ltnH"], check=False)
-    for port in (stack.api_port, stack.pg_port, stack.redis_port):
-        found = {m.group(1) for m in re.finditer(rf"\s(\S+):{port}\s", listening)}
-        assert found == {"127.0.0.1"}, f"port {port} listens on {found}"
+    assert_loopback_only(stack.api_port, stack.pg_port, stack.redis_port)
     log(f"healthy: {', '.join(stack.services)}; published on 127.0.0.1 only: api, postgres, redis")
 
 

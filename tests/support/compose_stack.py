@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -167,6 +168,27 @@ class Api:
         g = self.call("GET", f"/v1/games/{game_id}?min_version={version}", key)
         assert g["version"] >= version, f"read model at {g['version']}, wrote {version}"
         return g
+
+    def play_first_legal(self, game: dict, version: int, idempotency_key: str) -> int:
+        """The first legal intent of the seat to act in ``game`` (as created, with its seats'
+        tokens) at ``version`` or newer, posted with ``idempotency_key``; the new version."""
+        g = self.game(game["id"], version)
+        token = game["seats"][g["to_act"][0]]["token"]
+        legal = self.call("GET", f"/v1/games/{game['id']}/legal?min_version={version}", token)
+        answer = self.call(
+            "POST", f"/v1/games/{game['id']}/intents", token,
+            headers={"Idempotency-Key": idempotency_key},
+            json={"intent": legal["intents"][0], "expected_version": legal["version"]}, expect=201,
+        )  # fmt: skip
+        return int(answer["version"])
+
+
+def assert_loopback_only(*ports: int) -> None:
+    """Each of ``ports`` listens on 127.0.0.1 and nowhere else."""
+    listening = run(["ss", "-ltnH"], check=False)
+    for port in ports:
+        found = {m.group(1) for m in re.finditer(rf"\s(\S+):{port}\s", listening)}
+        assert found == {"127.0.0.1"}, f"port {port} listens on {found}"
 
 
 def image_ids() -> set[str]:

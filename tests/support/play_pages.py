@@ -21,12 +21,18 @@ REFUSED_LINE = "/intents - Failed to load resource: the server responded with a 
 SEEDS = {"nauticus": 45, "nautilus-industries": 7, "waters-of-nereus": 3}
 
 
-def sign_up(browser: Any, handle: str) -> str:
-    """Sign up on the account page; the key shown once (the browser keeps it for this tab)."""
+def sign_up(browser: Any, handle: str, remember: bool = False) -> str:
+    """Sign up on the account page as a new person (whoever this tab had signed in is
+    forgotten); the key shown once (the browser keeps it for this tab, or on this device
+    with ``remember``)."""
     d = browser.driver
+    browser.open("/account")
+    d.execute_script("sessionStorage.clear(); localStorage.clear();")
     browser.open("/account")
     form = wait_for(lambda: d.find_element(*by("form[data-action=sign-up]")), message="the sign-up form")
     form.find_element(*by("input[name=handle]")).send_keys(handle)
+    if remember:
+        form.find_element(*by("input[name=remember]")).click()
     form.find_element(*by("button[type=submit]")).click()
     return wait_for(lambda: d.find_element(*by("[data-role=new-key]")).text.strip(), message="the new key")
 
