@@ -67,8 +67,26 @@ def _nauticus() -> Tunable:
     )
 
 
+def _waters_of_nereus() -> Tunable:
+    from service.games.waters_of_nereus import data, search
+
+    return Tunable(
+        # every weight is a plain factor: one shape, unused
+        components=lambda state, _shape: search.evaluate_components(state),
+        weights=("hold_progress", "pending", "science"),
+        current={
+            "hold_progress": data.EVAL_HOLD_SHARE,
+            "pending": data.EVAL_PENDING_VP,
+            "science": data.EVAL_SCIENCE_VP,
+        },
+        shape_name="",
+        shapes=(0.0,),
+        current_shape=0.0,
+    )
+
+
 #: Tunable games by API name.
-TUNABLE: dict[str, Callable[[], Tunable]] = {"nauticus": _nauticus}
+TUNABLE: dict[str, Callable[[], Tunable]] = {"nauticus": _nauticus, "waters-of-nereus": _waters_of_nereus}
 
 
 @dataclass

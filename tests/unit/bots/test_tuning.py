@@ -42,8 +42,8 @@ def test_a_component_that_never_varies_cannot_be_fitted() -> None:
         tuning.least_squares([([1.0, 0.0], 1.0), ([2.0, 0.0], 2.0)])
 
 
-def _states(count: int = 60, seed: int = 5) -> list[dict]:
-    engine = registry.get("nauticus")
+def _states(count: int = 60, seed: int = 5, game: str = "nauticus") -> list[dict]:
+    engine = registry.get(game)
     rng_seed = seed.to_bytes(32, "big")
     events = engine.setup(3, {}, Rng(rng_seed, domain=SETUP_DOMAIN))
     state = fold(engine, events)
@@ -73,6 +73,25 @@ def test_nauticus_evaluate_is_its_weighted_components() -> None:
         ]
         assert search.evaluate(state) == pytest.approx(expected)
     assert seen_progress, "no position with a ship under way: the check saw nothing"
+
+
+def test_waters_of_nereus_evaluate_is_its_weighted_components() -> None:
+    from service.games.waters_of_nereus import data as won_data
+    from service.games.waters_of_nereus import search as won_search
+
+    seen = set()
+    for state in _states(200, game="waters-of-nereus"):
+        parts = won_search.evaluate_components(state)
+        seen |= {k for p in parts for k, v in p.items() if v}
+        expected = [
+            p["scored"]
+            + won_data.EVAL_HOLD_SHARE * p["hold_progress"]
+            + won_data.EVAL_PENDING_VP * p["pending"]
+            + won_data.EVAL_SCIENCE_VP * p["science"]
+            for p in parts
+        ]
+        assert won_search.evaluate(state) == pytest.approx(expected)
+    assert {"scored", "hold_progress", "pending"} <= seen, seen
 
 
 def test_self_play_is_seeded_and_labels_every_sample_with_the_final_score() -> None:
