@@ -138,9 +138,14 @@ def goods_set_vp(n: int) -> int:
 
 
 # --- Search weights (not rules: ``search.evaluate``'s guesses of what unfinished work is worth) -----------
-EVAL_SHIP_IN_PROGRESS = 0.6  # share of SHIP_VP an unfinished ship counts for, once all its masts and sails are on
-EVAL_STEP_TO_SHIP = 2  # a closed hull counts as this many placed masts / sails toward that share
-EVAL_GOODS_ON_SHIPS = 0.5  # share of the delivery VP (NAU-190) that goods waiting on ships count for
+# Fitted to self-play outcomes by ``python -m service.bots.tuning --game nauticus --games 300 --seats 2,3,4
+# --seed 0 --sample 0.3`` (docs/BOTS.md, "Tuning the evaluation"): 300 level-1 games seeded 0 to 299, the
+# three weights with the least squared error in predicting the VP a seat still gains on the others.
+EVAL_SHIP_IN_PROGRESS = 0.43  # share of SHIP_VP an unfinished ship counts for, once all its masts and sails are on
+EVAL_STEP_TO_SHIP = 1  # a closed hull counts as this many placed masts / sails toward that share
+# Goods waiting on ships (their delivery VP, NAU-190): the fit gives them a small negative weight, kept at 0
+# (tuning.nonnegative_least_squares): they are worth their Taler as material and their VP once delivered.
+EVAL_GOODS_ON_SHIPS = 0.0
 
 # --- Decisions the rules leave open (NAU-Qxx, docs/rules/nauticus.md §3) -------------------------------
 # NAU-Q01: the "first copy at the printed price / 2nd+ copy 4 Taler / all four types give a gift" bookkeeping

@@ -37,31 +37,45 @@ def determinize(view: dict[str, Any], seat: int, rng: Rng) -> State:
     return state
 
 
-def _ship_progress(ship: dict[str, Any]) -> float:
-    """Heuristic VP of an unfinished ship: a share of what it scores complete (NAU-191), growing with every
-    placed hull part, mast and sail, so a search sees building as progress."""
+def _ship_progress(ship: dict[str, Any], step_to_ship: float) -> float:
+    """The share of what an unfinished ship scores complete (NAU-191) that its placed hull parts, masts and
+    sails make up, in VP before :data:`EVAL_SHIP_IN_PROGRESS`: a closed hull counts as ``step_to_ship``
+    placed masts / sails, so a search sees building as progress."""
     size = min(max(len(ship["hull"]), 1), 4)
     closed = hulls.hull_closed(ship["hull"])
     slots = 2 * len(ship["hull"])
     filled = slots - ship["masts"].count(None) - ship["sails"].count(None)
-    share = EVAL_SHIP_IN_PROGRESS * (filled + (EVAL_STEP_TO_SHIP if closed else 0)) / (slots + EVAL_STEP_TO_SHIP)
-    return share * SHIP_VP[size]
+    return (filled + (step_to_ship if closed else 0)) / (slots + step_to_ship) * SHIP_VP[size]
 
 
-def evaluate(state: State) -> list[float]:
-    """Per seat: the final scoring as if the game ended now (NAU-190 to NAU-193, without rounding the Taler
-    down), plus a share of each unfinished ship's value and of its goods' delivery."""
+def evaluate_components(state: State, step_to_ship: float = EVAL_STEP_TO_SHIP) -> list[dict[str, float]]:
+    """Per seat, the parts :func:`evaluate` adds up, each before its weight: ``scored`` (the final scoring
+    as if the game ended now, NAU-190 to NAU-193, without rounding the Taler down; weight 1),
+    ``ship_in_progress`` (unfinished ships, weight :data:`EVAL_SHIP_IN_PROGRESS`) and ``goods_on_ships``
+    (the delivery VP of goods waiting on ships, weight :data:`EVAL_GOODS_ON_SHIPS`).  ``step_to_ship`` is
+    :data:`EVAL_STEP_TO_SHIP` unless a tuning run tries another."""
     out = []
     for seat in state["seats"]:
         b = seat_breakdown(seat)
-        score = b["track"] + b["delivered_goods"] + b["completed_ships"] + b["taler_total"] / TALER_PER_VP
+        scored = b["track"] + b["delivered_goods"] + b["completed_ships"] + b["taler_total"] / TALER_PER_VP
+        building = 0.0
         for ship in seat["ships"]:
             if not (ship["complete"] and hulls.is_complete(ship)):
-                score += _ship_progress(ship)
+                building += _ship_progress(ship, step_to_ship)
+        waiting = 0.0
         for good in GOODS:
             n = seat["delivered"].get(good, 0)
             on_ships = sum(s["goods"].count(good) for s in seat["ships"])
             if on_ships:
-                score += EVAL_GOODS_ON_SHIPS * (goods_set_vp(n + on_ships) - goods_set_vp(n))
-        out.append(float(score))
+                waiting += goods_set_vp(n + on_ships) - goods_set_vp(n)
+        out.append({"scored": float(scored), "ship_in_progress": building, "goods_on_ships": waiting})
     return out
+
+
+def evaluate(state: State) -> list[float]:
+    """Per seat: the final scoring as if the game ended now, plus a share of each unfinished ship's value and
+    of its goods' delivery (:func:`evaluate_components`, weighted)."""
+    return [
+        c["scored"] + EVAL_SHIP_IN_PROGRESS * c["ship_in_progress"] + EVAL_GOODS_ON_SHIPS * c["goods_on_ships"]
+        for c in evaluate_components(state)
+    ]

@@ -65,25 +65,44 @@ def determinize(view: dict[str, Any], seat: int, rng: Rng) -> State:
 
 
 def _hold_progress(p: dict[str, Any]) -> float:
-    """Heuristic VP of unfinished holds: a share of each hold's VP (WON-083) by the treasures already in it."""
+    """The VP (WON-083) of unfinished holds in the share of their places the treasures already in them fill,
+    before :data:`~service.games.waters_of_nereus.data.EVAL_HOLD_SHARE`."""
     total = 0.0
     for crew, hold in p["holds"].items():
         if crew in p["completed"]:
             continue
         filled = len(hold) - hold.count(None)
         if filled:
-            total += data.EVAL_HOLD_SHARE * data.HOLD_VP[crew] * filled / len(hold)
+            total += data.HOLD_VP[crew] * filled / len(hold)
     return total
 
 
-def evaluate(state: State) -> list[float]:
-    """Per seat: VP (WON-140) plus what the final conversion would add now (WON-141: storage and gems sold at
-    WON-096 prices, 1 VP per 5 gold, without rounding down), plus shares of unfinished holds, of the treasures
-    still in hand and of the science track."""
+def evaluate_components(state: State) -> list[dict[str, float]]:
+    """Per seat, the parts :func:`evaluate` adds up, each before its weight: ``scored`` (VP, WON-140, plus
+    what the final conversion would add now, WON-141: storage and gems sold at WON-096 prices, 1 VP per 5
+    gold, without rounding down; weight 1), ``hold_progress`` (weight ``EVAL_HOLD_SHARE``), ``pending``
+    (treasures in hand, weight ``EVAL_PENDING_VP``) and ``science`` (track steps, weight ``EVAL_SCIENCE_VP``)."""
     out = []
     for p in state["seats"]:
         gold = p["gold"] + data.SELL_TREASURE * len(p["storage"]) + data.SELL_GEM * p["gems"]
-        score = p["vp"] + gold / data.GOLD_PER_VP + _hold_progress(p)
-        score += data.EVAL_PENDING_VP * len(p["pending"]) + data.EVAL_SCIENCE_VP * p["science"]
-        out.append(float(score))
+        out.append(
+            {
+                "scored": float(p["vp"] + gold / data.GOLD_PER_VP),
+                "hold_progress": _hold_progress(p),
+                "pending": float(len(p["pending"])),
+                "science": float(p["science"]),
+            }
+        )
     return out
+
+
+def evaluate(state: State) -> list[float]:
+    """Per seat: VP plus the final conversion now, plus shares of unfinished holds, of the treasures still in
+    hand and of the science track (:func:`evaluate_components`, weighted)."""
+    return [
+        c["scored"]
+        + data.EVAL_HOLD_SHARE * c["hold_progress"]
+        + data.EVAL_PENDING_VP * c["pending"]
+        + data.EVAL_SCIENCE_VP * c["science"]
+        for c in evaluate_components(state)
+    ]
