@@ -1,6 +1,7 @@
 """Redis key names.  Per-game keys carry the game id in a hash tag
 (``g:{<id>}``) so that every key of one game lands in the same Redis Cluster
-slot and a game's read model can be written in one MULTI."""
+slot and a game's read model can be written in one atomic script
+(``projections/runner.py``)."""
 
 from __future__ import annotations
 
