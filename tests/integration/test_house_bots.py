@@ -54,6 +54,17 @@ def play_a_legal(client, gid: str, key: str, version: int) -> None:
     assert resp.status_code == 201, resp.get_json()
 
 
+def play_until_to_act(client, ctx, gid: str, key: str, seat: int, state: dict) -> dict:
+    """The person plays (each intent projected, which announces the bot's turn on its
+    account channel) until ``seat`` is to act, 100 intents at most; the state then."""
+    for _ in range(100):
+        if seat in state["to_act"]:
+            break
+        play_a_legal(client, gid, key, state["version"])
+        state = project(ctx, gid)
+    return state
+
+
 def bot_decisions(ctx, gid: str, seat: int, after: int) -> int:
     """The decisions recorded for ``seat`` after version ``after`` (one intent id each)."""
     return len({e.meta["intent_id"] for e in ctx.store.read(gid, after=after) if e.meta.get("seat") == seat})
@@ -263,11 +274,7 @@ def test_a_bot_hears_its_turn_on_its_account_stream(client, ctx, settings, house
     pubsub.subscribe(bot_worker.publish.account_channel(bot))
     try:
         state = project(ctx, gid)
-        for _ in range(100):
-            if seat in state["to_act"]:
-                break
-            play_a_legal(client, gid, key, state["version"])
-            state = project(ctx, gid)
+        state = play_until_to_act(client, ctx, gid, key, seat, state)
         heard, quiet_until = 0, time.monotonic() + 2.0
         while time.monotonic() < quiet_until:
             message = pubsub.get_message(timeout=0.2)
@@ -318,11 +325,7 @@ def test_the_listener_hears_a_turn_on_its_subscription(client, ctx, settings, ho
     try:
         assert resynced.wait(10)
         assert not ctx.redis.exists(marks.key(gid, bot))
-        for _ in range(100):
-            if seat in state["to_act"]:
-                break
-            play_a_legal(client, gid, key, state["version"])
-            state = project(ctx, gid)  # announces your_turn on the bot's account channel
+        state = play_until_to_act(client, ctx, gid, key, seat, state)
         assert seat in state["to_act"]
         heard_by = time.monotonic() + 5.0
         while not ctx.redis.exists(marks.key(gid, bot)):
@@ -469,11 +472,7 @@ def test_two_bot_worker_processes_given_the_same_job_twice_act_once(client, ctx,
 
     gid, key, bot, seat = _bot_game(client, settings, house, level=3)
     state = project(ctx, gid)
-    for _ in range(100):
-        if seat in state["to_act"]:
-            break
-        play_a_legal(client, gid, key, state["version"])
-        state = project(ctx, gid)
+    state = play_until_to_act(client, ctx, gid, key, seat, state)
     name = f"bots-test-{unique('')}"
     queue = Queue(name, connection=ctx.redis)
     for _ in range(2):
@@ -566,11 +565,7 @@ def test_a_bots_intents_count_in_qd_intents_total(client, ctx, settings, house):
 
     gid, key, bot, seat = _bot_game(client, settings, house)
     state = project(ctx, gid)
-    for _ in range(100):
-        if seat in state["to_act"]:
-            break
-        play_a_legal(client, gid, key, state["version"])
-        state = project(ctx, gid)
+    state = play_until_to_act(client, ctx, gid, key, seat, state)
     accepted = metrics.INTENTS.labels("accepted", "ok")
     before = accepted._value.get()
     assert bot_worker.Actor(ctx).act(gid, bot).action == "posted"
