@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from flask import g, request
+from flask import Response, g, jsonify, request
 from flask_smorest import Blueprint
 
 from schemas import openapi
@@ -268,7 +268,7 @@ _INTENT_OUT = IntentOut()
 @blp.alt_response(409, schema=ErrorOut, description="Version conflict: someone else moved first")
 @blp.alt_response(422, schema=ErrorOut, description="Illegal intent; the code says which rule")
 @blp.alt_response(503, schema=ErrorOut, description="PostgreSQL unreachable; nothing was written")
-def post_intent(body: dict[str, Any], game_id: Any) -> dict[str, Any]:
+def post_intent(body: dict[str, Any], game_id: Any) -> Response:
     """Submit one intent for the caller's seat.  Send ``Idempotency-Key`` to
     make a retry safe: the same key and body return the first answer."""
     key = request.headers.get("Idempotency-Key")
@@ -294,7 +294,12 @@ def post_intent(body: dict[str, Any], game_id: Any) -> dict[str, Any]:
         metrics.INTENTS.labels("refused", err.code).inc()
         raise
     metrics.INTENTS.labels("accepted", "ok").inc()
-    return answer
+    # The answer is built in IntentOut's shape (GameService._decide_and_append, or
+    # its stored copy on a replay), so it goes out as it is: flask-smorest passes a
+    # Response through, where it would dump the answer through the schema again.
+    sent = jsonify(answer)
+    sent.status_code = 201
+    return sent
 
 
 @blp.route("/<uuid:game_id>/abort", methods=["POST"])

@@ -122,6 +122,23 @@ def test_idempotent_retry_returns_first_answer_and_appends_nothing(client, new_g
     assert _stream_len(ctx, gid) == length
 
 
+def test_intent_answers_are_sent_as_their_schema_dumps_them(client, new_game):
+    """The view sends the answer without dumping it through IntentOut (it is built in that
+    shape): a new answer and a replayed one must be exactly what the schema would send."""
+    from schemas.http import IntentOut
+
+    game = new_game()
+    gid, seat, token, legal = _first_move(client, game)
+    body = {"intent": legal["intents"][0], "expected_version": legal["version"]}
+    headers = auth(token) | {"Idempotency-Key": "k-shape"}
+    for resp in (client.post(f"/v1/games/{gid}/intents", json=body, headers=headers) for _ in range(2)):
+        assert resp.status_code == 201
+        sent = resp.get_json()
+        assert IntentOut().validate(sent) == {}
+        assert IntentOut().dump(sent) == sent
+    assert sent["replayed"] is True
+
+
 def test_stale_expected_version_is_409(client, new_game, ctx):
     game = new_game()
     gid, seat, token, legal = _first_move(client, game)
