@@ -20,7 +20,6 @@ from service.games.nauticus.data import (
     TALER_PER_VP,
     goods_set_vp,
 )
-from service.games.nauticus.scoring import seat_breakdown
 from service.games.rng import Rng
 
 #: What ``views.view`` adds to the state (NAU-040, NAU-052, NAU-140), removed again here.
@@ -37,12 +36,11 @@ def determinize(view: dict[str, Any], seat: int, rng: Rng) -> State:
     return state
 
 
-def _ship_progress(ship: dict[str, Any], step_to_ship: float) -> float:
+def _ship_progress(ship: dict[str, Any], closed: bool, step_to_ship: float) -> float:
     """The share of what an unfinished ship scores complete (NAU-191) that its placed hull parts, masts and
     sails make up, in VP before :data:`EVAL_SHIP_IN_PROGRESS`: a closed hull counts as ``step_to_ship``
     placed masts / sails, so a search sees building as progress."""
     size = min(max(len(ship["hull"]), 1), 4)
-    closed = hulls.hull_closed(ship["hull"])
     slots = 2 * len(ship["hull"])
     filled = slots - ship["masts"].count(None) - ship["sails"].count(None)
     return (filled + (step_to_ship if closed else 0)) / (slots + step_to_ship) * SHIP_VP[size]
@@ -53,21 +51,38 @@ def evaluate_components(state: State, step_to_ship: float = EVAL_STEP_TO_SHIP) -
     as if the game ended now, NAU-190 to NAU-193, without rounding the Taler down; weight 1),
     ``ship_in_progress`` (unfinished ships, weight :data:`EVAL_SHIP_IN_PROGRESS`) and ``goods_on_ships``
     (the delivery VP of goods waiting on ships, weight :data:`EVAL_GOODS_ON_SHIPS`).  ``step_to_ship`` is
-    :data:`EVAL_STEP_TO_SHIP` unless a tuning run tries another."""
+    :data:`EVAL_STEP_TO_SHIP` unless a tuning run tries another.
+
+    The scoring is ``scoring.seat_breakdown``'s, counted in one pass over the ships: a search evaluates
+    thousands of positions a decision, and this was most of an iteration's time."""
     out = []
     for seat in state["seats"]:
-        b = seat_breakdown(seat)
-        scored = b["track"] + b["delivered_goods"] + b["completed_ships"] + b["taler_total"] / TALER_PER_VP
+        delivered = seat["delivered"]
+        delivered_vp = sum(goods_set_vp(n) for n in delivered.values())  # NAU-190
+        ships_vp = 0
+        material = seat["workers"] + sum(seat["warehouse"].values())  # NAU-192
         building = 0.0
+        on_ships: dict[str, int] = {}
         for ship in seat["ships"]:
-            if not (ship["complete"] and hulls.is_complete(ship)):
-                building += _ship_progress(ship, step_to_ship)
+            for good in ship["goods"]:
+                if good is not None:  # NAU-A15: any ship's goods
+                    on_ships[good] = on_ships.get(good, 0) + 1
+                    material += 1
+            closed = hulls.hull_closed(ship["hull"])
+            masts, sails = ship["masts"], ship["sails"]
+            if ship["complete"] and closed and None not in masts and None not in sails:  # NAU-160
+                ships_vp += SHIP_VP[len(ship["hull"])]  # NAU-191
+            else:
+                # NAU-192: parts of unfinished ships only (NAU-A15)
+                material += len(ship["hull"]) + len(masts) - masts.count(None) + len(sails) - sails.count(None)
+                building += _ship_progress(ship, closed, step_to_ship)
         waiting = 0.0
         for good in GOODS:
-            n = seat["delivered"].get(good, 0)
-            on_ships = sum(s["goods"].count(good) for s in seat["ships"])
-            if on_ships:
-                waiting += goods_set_vp(n + on_ships) - goods_set_vp(n)
+            n = on_ships.get(good, 0)
+            if n:
+                had = delivered.get(good, 0)
+                waiting += goods_set_vp(had + n) - goods_set_vp(had)
+        scored = seat["vp"] + delivered_vp + ships_vp + (seat["taler"] + material) / TALER_PER_VP  # NAU-193
         out.append({"scored": float(scored), "ship_in_progress": building, "goods_on_ships": waiting})
     return out
 

@@ -75,6 +75,28 @@ def test_nauticus_evaluate_is_its_weighted_components() -> None:
     assert seen_progress, "no position with a ship under way: the check saw nothing"
 
 
+def test_nauticus_scored_component_is_the_final_scoring_before_rounding() -> None:
+    """NAU-190 to NAU-193: ``scored`` counts as ``scoring.seat_breakdown`` does (the Taler not rounded down),
+    and an unfinished ship's progress and the goods on ships are counted only where the rulebook's scoring
+    leaves them unpaid."""
+    from service.games.nauticus import hulls, scoring
+
+    seen_complete = False
+    for state in _states(400) + _states(400, seed=9):
+        for seat, parts in zip(state["seats"], search.evaluate_components(state), strict=True):
+            b = scoring.seat_breakdown(seat)
+            assert parts["scored"] == pytest.approx(
+                b["track"] + b["delivered_goods"] + b["completed_ships"] + b["taler_total"] / data.TALER_PER_VP
+            )
+            finished = [s for s in seat["ships"] if s["complete"] and hulls.is_complete(s)]
+            seen_complete |= bool(finished)
+            if len(finished) == len(seat["ships"]):
+                assert parts["ship_in_progress"] == 0
+            if not any(g is not None for s in seat["ships"] for g in s["goods"]):
+                assert parts["goods_on_ships"] == 0
+    assert seen_complete, "no position with a finished ship: the check saw too little"
+
+
 def test_waters_of_nereus_evaluate_is_its_weighted_components() -> None:
     from service.games.waters_of_nereus import data as won_data
     from service.games.waters_of_nereus import search as won_search
