@@ -188,6 +188,50 @@ def run_strength(
     }
 
 
+def join_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """One report of several runs of the same pairing with different first seeds (``--seed``): the games,
+    wins and unfinished games add up, the interval is the joined games'; the CPU and iteration figures per
+    level and the games per minute are the worst run's (iterations: the fewest; the mean weighted by
+    decisions); ``runs`` says how many were joined."""
+    first = reports[0]
+    pairing = ("game", "seats", "a", "b")
+    if any(tuple(r[k] for k in pairing) != tuple(first[k] for k in pairing) for r in reports):
+        raise ValueError("only runs of one pairing (game, seats, a, b) can be joined")
+    games = sum(r["games"] for r in reports)
+    wins = sum(r["wins"] for r in reports)
+    low, high = wilson(wins, games)
+    cpu: dict[str, dict[str, Any]] = {}
+    its: dict[str, dict[str, Any]] = {}
+    for level in first["cpu_per_decision"]:
+        runs = [r["cpu_per_decision"][level] for r in reports]
+        decisions = [c["decisions"] for c in runs]
+        cpu[level] = {
+            **{q: max(c[q] for c in runs) for q in ("p50", "p99", "max")},
+            "decisions": sum(decisions),
+            "budget": runs[0]["budget"],
+        }
+        if level in first.get("iterations_per_decision", {}):
+            counted = [r["iterations_per_decision"][level] for r in reports]
+            its[level] = {
+                "mean": sum(i["mean"] * n for i, n in zip(counted, decisions, strict=True)) / sum(decisions),
+                **{q: min(i[q] for i in counted) for q in ("p10", "p50")},
+                "cap": counted[0]["cap"],
+            }
+    return {
+        **{k: first[k] for k in pairing},
+        "games": games,
+        "wins": wins,
+        "win_rate": wins / games,
+        "interval95": [round(low, 3), round(high, 3)],
+        "unfinished": sum(r["unfinished"] for r in reports),
+        "intents_per_game": sum(r["intents_per_game"] * r["games"] for r in reports) / games,
+        "cpu_per_decision": cpu,
+        "iterations_per_decision": its,
+        "games_per_minute": min(r["games_per_minute"] for r in reports),
+        "runs": sum(r.get("runs", 1) for r in reports),
+    }
+
+
 def format_report(report: dict[str, Any]) -> str:
     """A few lines for a terminal."""
     low, high = report["interval95"]
@@ -257,6 +301,8 @@ def _old_goal(cells: list[str]) -> str:
 def table_row(report: dict[str, Any]) -> str:
     """One row of the strength table for a :func:`run_strength` report."""
     low, high = report["interval95"]
+    # Joined runs are marked for the table's footnote.
+    games = f"{report['games']} ¹" if report.get("runs", 1) > 1 else str(report["games"])
 
     def cpu(level: str) -> str:
         c = report["cpu_per_decision"].get(level)
@@ -269,7 +315,7 @@ def table_row(report: dict[str, Any]) -> str:
         return "—" if it is None else f"{it['mean']:.1f} ({it['p50']:.0f})"
 
     return (
-        f"| {report['game']} | {report['seats']} | {_who(report['a'])} | {_who(report['b'])} | {report['games']} | "
+        f"| {report['game']} | {report['seats']} | {_who(report['a'])} | {_who(report['b'])} | {games} | "
         f"{report['wins']:g} | {report['win_rate']:.0%} ({low:.0%}–{high:.0%}) | "
         f"{_held(goal(report), low, high)} | {cpu(report['a'])} | {cpu(report['b'])} | "
         f"{its(report['a'])} | {its(report['b'])} | {report['games_per_minute']:.1f} |"

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from service.bots.arena import TABLE_END, TABLE_START, goal, main, percentile, run_strength, wilson, write_table
+from service.bots.arena import (
+    TABLE_END,
+    TABLE_START,
+    goal,
+    join_reports,
+    main,
+    percentile,
+    run_strength,
+    table_row,
+    wilson,
+    write_table,
+)
 
 
 def test_wilson_interval() -> None:
@@ -36,6 +47,23 @@ def test_run_strength_reports_what_the_bench_prints() -> None:
     assert report["games_per_minute"] > 0 and report["unfinished"] == 0
     its = report["iterations_per_decision"]["1"]
     assert its["cap"] == 4 and 1 <= its["p50"] <= 4 and 1 <= its["mean"] <= 4  # greedy: determinizations
+
+
+def test_runs_with_other_first_seeds_join_into_one_row() -> None:
+    """docs/BOTS.md, the table's footnote: the wins add up, the interval is the joined games', the CPU
+    and iteration figures and games per minute are the worst run's."""
+    one = run_strength("nauticus", 1, "random", games=2, seats=2, seed=100)
+    two = run_strength("nauticus", 1, "random", games=3, seats=2, seed=1000)
+    joined = join_reports([one, two])
+    assert (joined["games"], joined["wins"], joined["runs"]) == (5, one["wins"] + two["wins"], 2)
+    assert joined["interval95"] == [round(x, 3) for x in wilson(joined["wins"], 5)]
+    cpu = joined["cpu_per_decision"]["1"]
+    assert cpu["max"] == max(one["cpu_per_decision"]["1"]["max"], two["cpu_per_decision"]["1"]["max"])
+    assert cpu["decisions"] == one["cpu_per_decision"]["1"]["decisions"] + two["cpu_per_decision"]["1"]["decisions"]
+    assert joined["games_per_minute"] == min(one["games_per_minute"], two["games_per_minute"])
+    assert "| 5 ¹ |" in table_row(joined) and "¹" not in table_row(one)
+    with pytest.raises(ValueError, match="one pairing"):
+        join_reports([one, run_strength("nauticus", 1, "random", games=1, seats=3, seed=1)])
 
 
 def test_the_cli_prints_the_report(capsys: pytest.CaptureFixture[str]) -> None:
