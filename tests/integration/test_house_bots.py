@@ -278,7 +278,9 @@ def test_a_bot_hears_its_turn_on_its_account_stream(client, ctx, settings, house
         heard, quiet_until = 0, time.monotonic() + 2.0
         while time.monotonic() < quiet_until:
             message = pubsub.get_message(timeout=0.2)
-            if message is not None:
+            # The house accounts are shared by every test and a channel is the whole server's: a
+            # parallel test's game of the same bot announces here too.  Only this game counts.
+            if message is not None and json.loads(message["data"]).get("game_id") == str(gid):
                 heard += listener.heard(message["channel"], message["data"])
     finally:
         pubsub.close()
